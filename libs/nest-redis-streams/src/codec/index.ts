@@ -1,0 +1,3 @@
+export * from './envelope.js';
+export * from './json.codec.js';
+export * from './reply.js';

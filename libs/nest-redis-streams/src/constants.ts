@@ -1,0 +1,48 @@
+import { hostname } from 'node:os';
+import type { AckMode } from './interfaces/stream-handler-options.interface.js';
+
+/** Defaults of `RedisStreamsServerOptions`, merged once in the server's constructor. */
+export const SERVER_DEFAULTS = {
+  keyPrefix: '',
+  group: 'nest',
+  startId: '0',
+  concurrency: 1,
+  prefetchCount: 64,
+  ackMode: 'auto' as AckMode,
+  maxDeliveries: 5,
+  minIdleTimeMs: 30_000,
+  blockMs: 2_000,
+  shutdownTimeoutMs: 10_000,
+  leaseRenewal: true,
+  reclaimIntervalMs: 5_000,
+  reclaimCount: 100,
+  retryBackoffMs: 1_000,
+  removeIdleConsumersAfterMs: 0,
+};
+
+/** Suffix of a stream's dead-letter stream when the handler names none. */
+export const DEAD_LETTER_SUFFIX = ':dlq';
+
+/** Field names of this library's envelope (wire format v1, see README "Wire format"). */
+export const ENVELOPE = {
+  version: 'v',
+  versionValue: 'nrs/1',
+  eventId: 'event_id',
+  data: 'data',
+  headers: 'headers',
+  publishedAt: 'published_at',
+  replyTo: 'reply_to',
+  correlationId: 'correlation_id',
+} as const;
+
+/** Largest wait between attempts to reach Redis again after a connection error. */
+export const MAX_RECONNECT_BACKOFF_MS = 5_000;
+
+export function defaultRedisUrl(): string {
+  return process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+}
+
+/** Stable per instance: the pod name in Kubernetes, the host name elsewhere; never a pid. */
+export function defaultConsumerName(): string {
+  return process.env.HOSTNAME || hostname();
+}

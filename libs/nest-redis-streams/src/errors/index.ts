@@ -1,0 +1,3 @@
+export * from './invalid-options.error.js';
+export * from './non-retryable.error.js';
+export * from './undecodable-entry.error.js';

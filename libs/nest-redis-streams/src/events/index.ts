@@ -1,0 +1,2 @@
+export * from './redis-streams.events.js';
+export * from './transport-events.js';

@@ -1,0 +1,36 @@
+import { EventEmitter } from 'node:events';
+import type { DeadLetterReason } from '../recovery/dead-letter-record.js';
+
+/** Identifies one entry of one group. */
+export interface EntryRef {
+  stream: string;
+  group: string;
+  consumer: string;
+  id: string;
+  deliveries: number;
+}
+
+/**
+ * Lifecycle events of the transport, for metrics and the application's own alerting
+ * (`server.events.on('dead-lettered', ...)`).
+ */
+export type TransportEventMap = {
+  /** An entry was handed to a handler. */
+  delivered: [EntryRef];
+  /** A handler finished; `endToEndMs` counts from the entry id's timestamp. */
+  handled: [EntryRef & { durationMs: number; endToEndMs: number; ok: boolean }];
+  /** Entries acknowledged in one batch. */
+  acked: [{ stream: string; group: string; count: number }];
+  /** A handler failed; the entry stays pending for a retry unless it is dead-lettered next. */
+  failed: [EntryRef & { error: unknown }];
+  /** An entry was moved to the dead-letter stream (or a tombstone written for it). */
+  'dead-lettered': [EntryRef & { reason: DeadLetterReason; deadLetterStream: string; deadLetterId: string }];
+  /** Entries taken over from idle consumers by this one. */
+  reclaimed: [{ stream: string; group: string; consumer: string; count: number }];
+  /** In-flight entries whose lease this consumer renewed. */
+  'lease-renewed': [{ stream: string; group: string; count: number }];
+  /** This consumer lost an in-flight entry to another consumer. */
+  'lease-lost': [EntryRef];
+};
+
+export class TransportEvents extends EventEmitter<TransportEventMap> {}

@@ -1,0 +1,66 @@
+import type { SchedulerRegistry } from '@nestjs/schedule';
+import type { RedisConnectionOptions } from './connection-options.interface.js';
+import type { PayloadDeserializer } from './payload-codec.interface.js';
+import type { StreamHandlerOptions } from './stream-handler-options.interface.js';
+
+/** Options of `RedisStreamsServer`. Handler-level fields are defaults for every handler. */
+export interface RedisStreamsServerOptions extends StreamHandlerOptions {
+  /**
+   * Where Redis is.
+   * @default process.env.REDIS_URL, else 'redis://127.0.0.1:6379'
+   */
+  connection?: RedisConnectionOptions;
+  /**
+   * Prefix put before every pattern to form the stream key (`orders` → `app:orders`).
+   * @default ''
+   */
+  keyPrefix?: string;
+  /**
+   * Consumer name of this instance. Must stay the same across restarts of one instance so its
+   * pending entries are replayed to it: use the pod name.
+   * @default process.env.HOSTNAME, else os.hostname()
+   */
+  consumer?: string;
+  /**
+   * How long one blocking read waits for new entries before it loops (finite, so a shutdown or a
+   * deleted stream is noticed).
+   * @default 2000
+   */
+  blockMs?: number;
+  /**
+   * How long `close()` waits for running handlers before leaving their entries pending.
+   * @default 10000
+   */
+  shutdownTimeoutMs?: number;
+  /**
+   * Renew the ownership of in-flight entries so that no other consumer reclaims a slow but
+   * healthy handler's entry.
+   * @default true
+   */
+  leaseRenewal?: boolean;
+  /**
+   * How often the reclaimer looks for entries idle past `minIdleTimeMs` (XAUTOCLAIM). 0 turns it off.
+   * @default 5000
+   */
+  reclaimIntervalMs?: number;
+  /**
+   * Entries asked for per XAUTOCLAIM call.
+   * @default 100
+   */
+  reclaimCount?: number;
+  /**
+   * First retry delay after a failure; doubles with every delivery, capped at `minIdleTimeMs`.
+   * @default 1000
+   */
+  retryBackoffMs?: number;
+  /**
+   * Remove consumers of this instance's groups idle longer than this and holding no pending
+   * entries. 0 turns it off.
+   * @default 0
+   */
+  removeIdleConsumersAfterMs?: number;
+  /** Decodes the `data` field of this library's envelope. @default JSON */
+  deserializer?: PayloadDeserializer;
+  /** The application's SchedulerRegistry, so reclaim intervals show up in it. @default a private one */
+  schedulerRegistry?: SchedulerRegistry;
+}

@@ -1,0 +1,50 @@
+/** Who acknowledges an entry: the transport after the handler succeeds, or the handler itself. */
+export type AckMode = 'auto' | 'manual';
+
+/**
+ * Per-handler settings, given as the extras of `@EventPattern(stream, extras)` or
+ * `@MessagePattern(stream, extras)`. Every field falls back to the server options.
+ */
+export interface StreamHandlerOptions {
+  /**
+   * Consumer group that this handler reads the stream in. Two handlers on one stream with
+   * different groups each receive every entry.
+   * @default the server's `group`
+   */
+  group?: string;
+  /**
+   * Handlers of this group running at once in this process.
+   * @default 1 (entries handled one after another, in stream order)
+   */
+  concurrency?: number;
+  /**
+   * Entries this consumer holds at once (running plus read ahead). Bounds memory: a backlog of
+   * millions is never pulled in. Raised to `concurrency` when smaller.
+   * @default 64
+   */
+  prefetchCount?: number;
+  /**
+   * Where a newly created group starts: `'0'` catches up on everything the stream still holds,
+   * `'$'` only sees entries added after the group was created.
+   * @default '0'
+   */
+  startId?: string;
+  /** @default 'auto' */
+  ackMode?: AckMode;
+  /**
+   * Deliveries after which a failing entry is moved to the dead-letter stream.
+   * @default 5
+   */
+  maxDeliveries?: number;
+  /**
+   * An entry pending this long without a lease renewal is taken over by another consumer.
+   * Choose several times the handler's p99 time; with lease renewal on it can be short.
+   * @default 30000
+   */
+  minIdleTimeMs?: number;
+  /**
+   * Dead-letter stream for this handler's entries.
+   * @default `<stream>:dlq`
+   */
+  deadLetterStream?: string;
+}

@@ -1,0 +1,21 @@
+/** User-facing messages: full sentences naming the value and the fix. */
+export const MESSAGES = {
+  notListening: 'RedisStreamsServer is not listening yet: call app.listen() / startAllMicroservices() before unwrap().',
+  redisUnreachable: (where: string, ms: number, cause: string) =>
+    `Could not reach Redis at ${where} within ${ms} ms (${cause}). Start Redis, or set the "connection" option ` +
+    'or REDIS_URL to where it runs (docker compose up -d redis starts one).',
+  positiveInteger: (option: string, value: unknown, where: string) =>
+    `Option "${option}" must be a positive integer${where}, got ${JSON.stringify(value)}.`,
+  badString: (option: string, value: unknown, where: string) =>
+    `Option "${option}" must be a non-empty string${where}, got ${JSON.stringify(value)}.`,
+  badAckMode: (value: unknown, where: string) =>
+    `Option "ackMode" must be "auto" or "manual"${where}, got ${JSON.stringify(value)}.`,
+  badStartId: (value: unknown, where: string) =>
+    `Option "startId" must be "0", "$" or a stream id like "1700000000000-0"${where}, got ${JSON.stringify(value)}.`,
+  duplicateMessageHandler: (stream: string, group: string) =>
+    `Two @MessagePattern handlers read stream "${stream}" in group "${group}": a request must have one answer. ` +
+    'Give one of them another group or pattern.',
+  mixedHandlerKinds: (stream: string, group: string) =>
+    `Stream "${stream}" has both @EventPattern and @MessagePattern handlers in group "${group}"; ` +
+    'each entry goes to one consumer of a group, so give them different groups.',
+};

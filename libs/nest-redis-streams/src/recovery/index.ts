@@ -1,0 +1,1 @@
+export * from './dead-letter-record.js';

@@ -1,0 +1,44 @@
+import type { Redis } from 'ioredis';
+import type { Subject } from 'rxjs';
+import { RedisStreamsStatus } from '../events/redis-streams.events.js';
+import type { RedisConnectionOptions } from '../interfaces/connection-options.interface.js';
+import { MESSAGES } from '../messages.js';
+import { describeConnection } from './connection.factory.js';
+
+/** How long start-up waits for Redis before failing with an explanation. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * Connects a lazy connection, failing with a message that says where Redis was expected and what
+ * to do. Only start-up gives up: once connected, ioredis reconnects for ever.
+ */
+export async function connectOrExplain(redis: Redis, connection: RedisConnectionOptions | undefined): Promise<void> {
+  let lastError = 'no answer';
+  const onError = (err: Error) => (lastError = err.message || (err as NodeJS.ErrnoException).code || String(err));
+  redis.on('error', onError);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      redis.connect(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('timeout')), CONNECT_TIMEOUT_MS);
+      }),
+    ]);
+  } catch (err) {
+    redis.disconnect();
+    const cause = (err as Error).message === 'timeout' ? lastError : (err as Error).message;
+    throw new Error(MESSAGES.redisUnreachable(describeConnection(connection), CONNECT_TIMEOUT_MS, cause));
+  } finally {
+    clearTimeout(timer);
+    redis.off('error', onError);
+  }
+  // ioredis emits 'error' on every failed reconnect; without a listener Node would crash.
+  redis.on('error', () => undefined);
+}
+
+/** Mirrors a connection's life into a transport status subject. */
+export function watchStatus(redis: Redis, status$: Subject<RedisStreamsStatus>): void {
+  redis.on('ready', () => status$.next(RedisStreamsStatus.CONNECTED));
+  redis.on('close', () => status$.next(RedisStreamsStatus.DISCONNECTED));
+  redis.on('reconnecting', () => status$.next(RedisStreamsStatus.RECONNECTING));
+}

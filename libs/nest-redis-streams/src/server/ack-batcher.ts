@@ -1,0 +1,94 @@
+import type { ScriptedRedis } from '../redis/scripts.js';
+
+/** Largest number of ids sent in one ack script call. */
+const MAX_IDS_PER_FLUSH = 1000;
+
+/**
+ * Collects acks of one stream and group and sends them as one multi-id call. A flush starts on
+ * the next turn of the event loop after the first ack, so acks are never held back by a timer;
+ * under load, everything finished while a flush is in flight goes out in the next one.
+ */
+export class AckBatcher {
+  private queue: string[] = [];
+  private waiters = new Map<string, (owned: boolean) => void>();
+  private flushing: Promise<void> | null = null;
+  private scheduled = false;
+
+  constructor(
+    private readonly redis: ScriptedRedis,
+    private readonly stream: string,
+    private readonly group: string,
+    private readonly consumer: string,
+    private readonly onLost: (id: string) => void,
+    private readonly onAcked: (count: number) => void,
+    private readonly onError: (err: Error, ids: string[]) => void,
+  ) {}
+
+  /** Queues an ack; nothing to await (a failed ack leaves the entry pending for redelivery). */
+  add(id: string): void {
+    this.queue.push(id);
+    this.schedule();
+  }
+
+  /** Queues an ack and resolves once Redis answered: true if acked, false if no longer owned. */
+  addAndWait(id: string): Promise<boolean> {
+    return new Promise((resolve) => {
+      this.waiters.set(id, resolve);
+      this.add(id);
+    });
+  }
+
+  /** Resolves when every queued ack has been sent. */
+  async drain(): Promise<void> {
+    while (this.flushing || this.queue.length > 0) {
+      if (this.flushing) await this.flushing;
+      else await this.flush();
+    }
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.flushing) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private flush(): Promise<void> {
+    if (this.flushing || this.queue.length === 0) return this.flushing ?? Promise.resolve();
+    const ids = this.queue.length <= MAX_IDS_PER_FLUSH ? this.queue : this.queue.slice(0, MAX_IDS_PER_FLUSH);
+    this.queue = ids === this.queue ? [] : this.queue.slice(MAX_IDS_PER_FLUSH);
+    this.flushing = this.send(ids).finally(() => {
+      this.flushing = null;
+      if (this.queue.length > 0) this.schedule();
+    });
+    return this.flushing;
+  }
+
+  private async send(ids: string[]): Promise<void> {
+    let lost: string[] = [];
+    try {
+      lost = await this.redis.nrsAckIfOwned(this.stream, this.group, this.consumer, ...ids);
+    } catch (err) {
+      this.onError(err as Error, ids);
+      this.settle(ids, new Set(ids));
+      return;
+    }
+    const lostSet = new Set(lost);
+    for (const id of lost) this.onLost(id);
+    this.onAcked(ids.length - lost.length);
+    this.settle(ids, lostSet);
+  }
+
+  private settle(ids: string[], notAcked: Set<string>): void {
+    if (this.waiters.size === 0) return;
+    for (const id of ids) {
+      const resolve = this.waiters.get(id);
+      if (resolve) {
+        this.waiters.delete(id);
+        resolve(!notAcked.has(id));
+      }
+    }
+  }
+}

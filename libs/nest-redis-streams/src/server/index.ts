@@ -1,0 +1,3 @@
+export * from './redis-streams.server.js';
+export type { StreamConsumer } from './stream-consumer.js';
+export type { ResolvedHandlerOptions, StreamSubscription } from './stream-subscription.js';

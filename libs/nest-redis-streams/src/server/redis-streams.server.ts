@@ -1,0 +1,233 @@
+import { Logger } from '@nestjs/common';
+import { CustomTransportStrategy, type MessageHandler, Server } from '@nestjs/microservices';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import type { Redis } from 'ioredis';
+import { isObservable, lastValueFrom, throwError } from 'rxjs';
+import { finalize } from 'rxjs/operators';
+import { JsonCodec } from '../codec/json.codec.js';
+import type { DecodedEntry } from '../codec/envelope.js';
+import { encodeReply } from '../codec/reply.js';
+import type { RedisStreamsContext } from '../context/redis-streams.context.js';
+import { InvalidOptionsError } from '../errors/invalid-options.error.js';
+import { type RedisStreamsEvents, RedisStreamsStatus } from '../events/redis-streams.events.js';
+import { TransportEvents } from '../events/transport-events.js';
+import type { RedisStreamsServerOptions } from '../interfaces/server-options.interface.js';
+import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.interface.js';
+import { MESSAGES } from '../messages.js';
+import { connectOrExplain, watchStatus } from '../redis/connect.js';
+import { createRedisConnection } from '../redis/connection.factory.js';
+import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
+import { ConsumerScheduler } from './consumer-scheduler.js';
+import { type ResolvedServerOptions, resolveHandlerOptions, resolveServerOptions } from './resolve-options.js';
+import { StreamConsumer } from './stream-consumer.js';
+import type { StreamSubscription } from './stream-subscription.js';
+
+/** Upper bound of reply entries kept in a client's reply stream. */
+const REPLY_STREAM_MAXLEN = 10_000;
+
+/**
+ * Nest transport strategy for Redis Streams consumer groups. Every `@EventPattern(stream)` or
+ * `@MessagePattern(stream)` handler reads its stream in a consumer group (one read loop and one
+ * blocking connection each); entries are acked only after the handler succeeded.
+ */
+export class RedisStreamsServer
+  extends Server<RedisStreamsEvents, RedisStreamsStatus>
+  implements CustomTransportStrategy
+{
+  // The transport acks, retries and dead-letters failures itself, so handler errors must reach it.
+  override readonly propagatesEventHandlerErrors = true;
+  protected override readonly logger = new Logger(RedisStreamsServer.name);
+  /** Lifecycle events (delivered, failed, dead-lettered, reclaimed, lease-lost...). */
+  readonly events = new TransportEvents();
+  readonly options: ResolvedServerOptions;
+  private readonly optionsError: Error | null = null;
+  private readonly handlerSpecs = new Map<string, { pattern: string; handler: MessageHandler; extras: StreamHandlerOptions; isEvent: boolean }>();
+  private commands: ScriptedRedis | null = null;
+  private readonly readers: Redis[] = [];
+  private readonly consumers: StreamConsumer[] = [];
+  private scheduler: ConsumerScheduler | null = null;
+  private closing: Promise<void> | null = null;
+  private readonly replySerializer = new JsonCodec();
+
+  constructor(options: RedisStreamsServerOptions = {}) {
+    super();
+    try {
+      this.options = resolveServerOptions(options);
+    } catch (err) {
+      // Reported by listen(), where Nest expects start-up failures.
+      this.optionsError = err as Error;
+      this.options = { ...(options as ResolvedServerOptions) };
+    }
+    this.initializeDeserializer(options);
+  }
+
+  /** Every stream consumer of this server (one per stream and group). */
+  getConsumers(): readonly StreamConsumer[] {
+    return this.consumers;
+  }
+
+  /** Runs one reclaim round on every consumer now; resolves with the number of entries claimed. */
+  async reclaimNow(): Promise<number> {
+    const rounds = [...(this.scheduler?.reclaimers.values() ?? [])].map((r) => r.run());
+    return (await Promise.all(rounds)).reduce((sum, n) => sum + n, 0);
+  }
+
+  /** The connection used for non-blocking commands (acks, claims, XADD). */
+  unwrap<T = Redis>(): T {
+    if (!this.commands) throw new Error(MESSAGES.notListening);
+    return this.commands as unknown as T;
+  }
+
+  on<K extends keyof RedisStreamsEvents>(event: K, callback: RedisStreamsEvents[K]): void {
+    for (const connection of [this.commands, ...this.readers]) connection?.on(event, callback as (...args: unknown[]) => void);
+  }
+
+  /**
+   * Keeps event handlers of different groups apart. Nest's base class chains every handler of a
+   * pattern into one call, which would run the billing handler for the inventory group's entry.
+   */
+  override addHandler(pattern: unknown, callback: MessageHandler, isEventHandler = false, extras: Record<string, unknown> = {}): void {
+    const normalized = this.normalizePattern(pattern as string);
+    const group = (extras as StreamHandlerOptions).group ?? this.options.group;
+    const key = `${normalized}\u0000${group}`;
+    callback.isEventHandler = isEventHandler;
+    callback.extras = extras;
+    const existing = this.handlerSpecs.get(key);
+    if (existing && existing.isEvent && isEventHandler) {
+      // Same stream and group: one consumer runs them all for each entry (Nest's own chaining).
+      let tail = existing.handler;
+      while (tail.next) tail = tail.next;
+      tail.next = callback;
+      return;
+    }
+    if (existing) throw new InvalidOptionsError(existing.isEvent !== isEventHandler
+      ? MESSAGES.mixedHandlerKinds(normalized, group)
+      : MESSAGES.duplicateMessageHandler(normalized, group));
+    this.handlerSpecs.set(key, { pattern: normalized, handler: callback, extras: extras as StreamHandlerOptions, isEvent: isEventHandler });
+    if (!this.messageHandlers.has(normalized)) this.messageHandlers.set(normalized, callback);
+  }
+
+  async listen(callback: (err?: unknown, ...optionalParams: unknown[]) => void): Promise<void> {
+    try {
+      if (this.optionsError) throw this.optionsError;
+      const subscriptions = this.buildSubscriptions();
+      await this.start(subscriptions);
+      callback();
+    } catch (err) {
+      await this.close();
+      callback(err);
+    }
+  }
+
+  /** Stops reading, waits for running handlers (up to shutdownTimeoutMs), acks, disconnects. */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private buildSubscriptions(): StreamSubscription[] {
+    return [...this.handlerSpecs.values()].map(({ pattern, handler, extras, isEvent }) => {
+      const stream = `${this.options.keyPrefix}${pattern}`;
+      return {
+        pattern,
+        stream,
+        kind: isEvent ? 'event' : 'message',
+        handler,
+        options: resolveHandlerOptions(this.options, extras ?? {}, stream),
+      };
+    });
+  }
+
+  private async start(subscriptions: StreamSubscription[]): Promise<void> {
+    const { connection } = this.options;
+    this.commands = withStreamScripts(createRedisConnection(connection, `commands:${this.options.consumer}`));
+    watchStatus(this.commands, this._status$);
+    await connectOrExplain(this.commands, connection);
+    const runtime = {
+      consumer: this.options.consumer,
+      blockMs: this.options.blockMs,
+      retryBackoffMs: this.options.retryBackoffMs,
+      deserializer: this.options.deserializer ?? new JsonCodec(),
+      commands: this.commands,
+      events: this.events,
+      logger: this.logger,
+      invoke: (sub: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext) => this.invoke(sub, entry, ctx),
+    };
+    for (const subscription of subscriptions) {
+      // A blocking read holds its connection, so every read loop gets its own.
+      const reader = createRedisConnection(connection, `reader:${subscription.stream}:${subscription.options.group}`, {
+        maxRetriesPerRequest: null,
+      });
+      this.readers.push(reader);
+      await connectOrExplain(reader, connection);
+      const consumer = new StreamConsumer(subscription, { ...runtime, reader });
+      await consumer.start();
+      this.consumers.push(consumer);
+    }
+    this.scheduler = new ConsumerScheduler(
+      this.options.schedulerRegistry ?? new SchedulerRegistry(), this.options, this.commands, this.events, this.logger,
+    );
+    this.scheduler.schedule(this.consumers);
+    this._status$.next(RedisStreamsStatus.CONNECTED);
+    this.logger.log(
+      `Consuming ${subscriptions.map((s) => `"${s.stream}" (group "${s.options.group}")`).join(', ') || 'no streams'} ` +
+        `as consumer "${this.options.consumer}".`,
+    );
+  }
+
+  private async shutdown(): Promise<void> {
+    this.scheduler?.unschedule();
+    await Promise.all(this.consumers.map((c) => c.stop(this.options.shutdownTimeoutMs)));
+    await Promise.all(this.readers.map((r) => r.quit().catch(() => r.disconnect())));
+    if (this.commands) await this.commands.quit().catch(() => this.commands?.disconnect());
+    this._status$.next(RedisStreamsStatus.DISCONNECTED);
+  }
+
+  /** Runs a handler between Nest's processing hooks; resolves on success, rejects on failure. */
+  private invoke(sub: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext): Promise<void> {
+    if (sub.kind === 'message' && entry.replyTo && entry.correlationId) return this.answer(sub, entry, ctx);
+    return new Promise<void>((resolve, reject) => {
+      const started = this.runWithProcessingHooks(ctx, async (runEndHook) => {
+        try {
+          const result = await sub.handler(entry.data, ctx);
+          if (isObservable(result)) await lastValueFrom(result.pipe(finalize(runEndHook)), { defaultValue: undefined });
+          else runEndHook();
+          resolve();
+        } catch (err) {
+          reject(err);
+          throw err;
+        }
+      }) as unknown;
+      // The hook chain rethrows what we already reported through reject().
+      if (started instanceof Promise) started.catch(() => undefined);
+    });
+  }
+
+  /** Request/response: replies go to the caller's own reply stream; the request is then acked. */
+  private answer(sub: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext): Promise<void> {
+    const replyTo = entry.replyTo!;
+    const correlationId = entry.correlationId!;
+    return new Promise<void>((resolve) => {
+      const respond = async (packet: { response?: unknown; err?: unknown; isDisposed?: boolean }) => {
+        const fields = encodeReply({ correlationId, ...packet }, this.replySerializer);
+        // NOMKSTREAM: a reply to a client that closed (and deleted its stream) must not re-create it.
+        await this.commands!.xadd(replyTo, 'NOMKSTREAM', 'MAXLEN', '~', REPLY_STREAM_MAXLEN, '*', ...fields);
+        if (packet.isDisposed) resolve();
+      };
+      this.handleRequest(
+        ctx,
+        async () => {
+          try {
+            return this.transformToObservable(await sub.handler(entry.data, ctx));
+          } catch (err) {
+            return throwError(() => err);
+          }
+        },
+        (packet) => respond(packet).catch((err: Error) => {
+          this.logger.error(`Could not write the reply to "${replyTo}": ${err.message}`);
+          if (packet.isDisposed) resolve();
+        }),
+      );
+    });
+  }
+}

@@ -1,0 +1,72 @@
+import { DEAD_LETTER_SUFFIX, SERVER_DEFAULTS, defaultConsumerName } from '../constants.js';
+import { InvalidOptionsError } from '../errors/invalid-options.error.js';
+import type { RedisStreamsServerOptions } from '../interfaces/server-options.interface.js';
+import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.interface.js';
+import { MESSAGES } from '../messages.js';
+import type { ResolvedHandlerOptions } from './stream-subscription.js';
+
+export type ResolvedServerOptions = typeof SERVER_DEFAULTS &
+  Omit<RedisStreamsServerOptions, keyof typeof SERVER_DEFAULTS> & { consumer: string };
+
+const START_ID = /^(0|\$|\d+(-\d+)?)$/;
+
+/** Merges the server defaults once and checks every server-level value. */
+export function resolveServerOptions(options: RedisStreamsServerOptions = {}): ResolvedServerOptions {
+  const merged = { ...SERVER_DEFAULTS, ...stripUndefined(options), consumer: options.consumer ?? defaultConsumerName() };
+  for (const key of ['blockMs', 'shutdownTimeoutMs', 'reclaimCount', 'retryBackoffMs'] as const) {
+    requirePositiveInteger(key, merged[key], '');
+  }
+  for (const key of ['reclaimIntervalMs', 'removeIdleConsumersAfterMs'] as const) {
+    if (merged[key] !== 0) requirePositiveInteger(key, merged[key], ' (or 0 to turn it off)');
+  }
+  if (typeof merged.consumer !== 'string' || merged.consumer.length === 0) {
+    throw new InvalidOptionsError(MESSAGES.badString('consumer', merged.consumer, ''));
+  }
+  if (typeof merged.keyPrefix !== 'string') throw new InvalidOptionsError(MESSAGES.badString('keyPrefix', merged.keyPrefix, ''));
+  resolveHandlerOptions(merged, {}, '(server defaults)');
+  return merged;
+}
+
+/** Applies a handler's extras over the server options; forces prefetchCount ≥ concurrency. */
+export function resolveHandlerOptions(
+  server: ResolvedServerOptions | (typeof SERVER_DEFAULTS & StreamHandlerOptions),
+  extras: StreamHandlerOptions,
+  stream: string,
+): ResolvedHandlerOptions {
+  const where = stream === '(server defaults)' ? '' : ` for stream "${stream}"`;
+  const pick = <K extends keyof StreamHandlerOptions>(key: K) => extras[key] ?? server[key];
+  const resolved = {
+    group: pick('group') as string,
+    concurrency: pick('concurrency') as number,
+    prefetchCount: pick('prefetchCount') as number,
+    startId: pick('startId') as string,
+    ackMode: pick('ackMode') as ResolvedHandlerOptions['ackMode'],
+    maxDeliveries: pick('maxDeliveries') as number,
+    minIdleTimeMs: pick('minIdleTimeMs') as number,
+    deadLetterStream: extras.deadLetterStream ?? `${stream}${DEAD_LETTER_SUFFIX}`,
+  };
+  if (typeof resolved.group !== 'string' || resolved.group.length === 0) {
+    throw new InvalidOptionsError(MESSAGES.badString('group', resolved.group, where));
+  }
+  for (const key of ['concurrency', 'prefetchCount', 'maxDeliveries', 'minIdleTimeMs'] as const) {
+    requirePositiveInteger(key, resolved[key], where);
+  }
+  if (resolved.ackMode !== 'auto' && resolved.ackMode !== 'manual') {
+    throw new InvalidOptionsError(MESSAGES.badAckMode(resolved.ackMode, where));
+  }
+  if (typeof resolved.startId !== 'string' || !START_ID.test(resolved.startId)) {
+    throw new InvalidOptionsError(MESSAGES.badStartId(resolved.startId, where));
+  }
+  resolved.prefetchCount = Math.max(resolved.prefetchCount, resolved.concurrency);
+  return resolved;
+}
+
+function requirePositiveInteger(option: string, value: unknown, where: string): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+    throw new InvalidOptionsError(MESSAGES.positiveInteger(option, value, where));
+  }
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,343 @@
+import type { Logger } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { decodeEntry, type DecodedEntry } from '../codec/envelope.js';
+import { RedisStreamsContext } from '../context/redis-streams.context.js';
+import { NonRetryableError } from '../errors/non-retryable.error.js';
+import type { TransportEvents } from '../events/transport-events.js';
+import type { PayloadDeserializer } from '../interfaces/payload-codec.interface.js';
+import { DeadLetterReason, deadLetterFields } from '../recovery/dead-letter-record.js';
+import { isBusyGroupError, isConnectionClosedError, isNoGroupError } from '../redis/errors.js';
+import type { StreamEntryReply, XPendingRow, XReadGroupReply } from '../redis/replies.js';
+import type { ScriptedRedis } from '../redis/scripts.js';
+import { AckBatcher } from './ack-batcher.js';
+import { HeldEntry } from './held-entry.js';
+import type { StreamSubscription } from './stream-subscription.js';
+
+/** What a consumer needs from the server that owns it. */
+export interface ConsumerRuntime {
+  consumer: string;
+  blockMs: number;
+  retryBackoffMs: number;
+  deserializer: PayloadDeserializer;
+  commands: ScriptedRedis;
+  reader: Redis;
+  events: TransportEvents;
+  logger: Logger;
+  invoke(subscription: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Reads one stream in one consumer group and runs its handler with bounded concurrency.
+ * Start-up drains this consumer's own pending entries (ID `0`) before new ones (`>`); every
+ * entry is acknowledged only after its handler succeeded.
+ */
+export class StreamConsumer {
+  /** Entries read and not yet settled, by id: running, waiting for a slot, or being acked. */
+  readonly held = new Map<string, HeldEntry>();
+  /** Time of the last successful read (or empty read) of the loop: a liveness signal. */
+  lastReadAt = 0;
+  private readonly waiting: HeldEntry[] = [];
+  private running = 0;
+  private stopping = false;
+  private loopDone: Promise<void> = Promise.resolve();
+  private wake: (() => void) | null = null;
+  private idle: (() => void) | null = null;
+  private readonly acks: AckBatcher;
+
+  constructor(readonly subscription: StreamSubscription, private readonly rt: ConsumerRuntime) {
+    const { stream, options } = subscription;
+    this.acks = new AckBatcher(
+      rt.commands, stream, options.group, rt.consumer,
+      (id) => this.markLost(id),
+      (count) => count > 0 && rt.events.emit('acked', { stream, group: options.group, count }),
+      (err, ids) =>
+        rt.logger.error(
+          `Ack of ${ids.length} entries of stream "${stream}" group "${options.group}" failed: ${err.message}. ` +
+            'They stay pending and will be delivered again.',
+        ),
+    );
+  }
+
+  get stream(): string {
+    return this.subscription.stream;
+  }
+  get group(): string {
+    return this.subscription.options.group;
+  }
+  get consumer(): string {
+    return this.rt.consumer;
+  }
+  /** How many more entries this consumer may take (read ahead or reclaimed). */
+  get room(): number {
+    return this.subscription.options.prefetchCount - this.held.size;
+  }
+
+  /** Creates the group (idempotent, MKSTREAM) and starts the read loop. */
+  async start(): Promise<void> {
+    await this.ensureGroup();
+    this.loopDone = this.readLoop();
+  }
+
+  async ensureGroup(): Promise<void> {
+    try {
+      await this.rt.commands.xgroup('CREATE', this.stream, this.group, this.subscription.options.startId, 'MKSTREAM');
+    } catch (err) {
+      if (!isBusyGroupError(err)) throw err;
+    }
+  }
+
+  /**
+   * Stops reading, waits up to `timeoutMs` for running handlers, sends the acks of those that
+   * finished and hands every unfinished entry back (idle set to min-idle, so another instance
+   * can reclaim it at once instead of waiting). Nothing is acknowledged that did not succeed.
+   */
+  async stop(timeoutMs: number): Promise<void> {
+    this.stopping = true;
+    this.wake?.();
+    // Disconnecting interrupts the blocking XREADGROUP; entries it may have been delivering stay
+    // in this consumer's PEL and are replayed or reclaimed, never lost.
+    this.rt.reader.disconnect();
+    await this.loopDone;
+    this.waiting.length = 0;
+    if (this.running > 0) {
+      await Promise.race([new Promise<void>((resolve) => (this.idle = resolve)), sleep(timeoutMs)]);
+    }
+    await this.acks.drain();
+    const unfinished = [...this.held.keys()];
+    if (unfinished.length > 0) await this.release(unfinished);
+  }
+
+  /** Takes entries claimed from other consumers (XAUTOCLAIM) into the same dispatch path. */
+  async acceptClaimed(entries: StreamEntryReply[]): Promise<number> {
+    const fresh = entries.filter(([id]) => !this.held.has(id));
+    if (fresh.length === 0) return 0;
+    const counts = await this.deliveryCounts(fresh);
+    for (const [id, fields] of fresh) this.accept(new HeldEntry(id, fields, counts.get(id) ?? 1, this));
+    return fresh.length;
+  }
+
+  /** Writes tombstones for pending entries whose payload Redis had already trimmed away. */
+  async tombstone(ids: string[]): Promise<void> {
+    for (const id of ids) {
+      const entry = new HeldEntry(id, null, 0, this);
+      await this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, undefined, false);
+    }
+  }
+
+  /** Called when this consumer no longer owns an entry (lease taken over by another consumer). */
+  markLost(id: string): void {
+    const entry = this.held.get(id);
+    if (!entry || entry.lost || entry.acked) return;
+    entry.markLost();
+    this.rt.logger.warn(
+      `Lost entry ${id} of stream "${this.stream}" group "${this.group}" to another consumer; ` +
+        'this consumer will not ack or park it. Raise minIdleTimeMs if handlers are slower than it.',
+    );
+    this.rt.events.emit('lease-lost', this.ref(entry));
+  }
+
+  /** Manual ack from a handler's context. */
+  manualAck(entry: HeldEntry): Promise<boolean> {
+    if (entry.lost) return Promise.resolve(false);
+    entry.acked = true;
+    return this.acks.addAndWait(entry.id);
+  }
+
+  private async readLoop(): Promise<void> {
+    const { options } = this.subscription;
+    let cursor: string | null = '0';
+    let failures = 0;
+    while (!this.stopping) {
+      const room = this.room;
+      if (room <= 0) {
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = null;
+        continue;
+      }
+      try {
+        // Own pending entries first (a restart replays them), then new ones.
+        const reply = (cursor !== null
+          ? await this.rt.reader.xreadgroup('GROUP', this.group, this.consumer, 'COUNT', room, 'STREAMS', this.stream, cursor)
+          : await this.rt.reader.xreadgroup(
+              'GROUP', this.group, this.consumer, 'COUNT', room, 'BLOCK', this.rt.blockMs, 'STREAMS', this.stream, '>',
+            )) as XReadGroupReply;
+        failures = 0;
+        this.lastReadAt = Date.now();
+        const entries = reply?.[0]?.[1] ?? [];
+        if (cursor !== null) {
+          if (entries.length === 0) {
+            cursor = null;
+            continue;
+          }
+          cursor = entries[entries.length - 1][0];
+          const counts = await this.deliveryCounts(entries);
+          for (const [id, fields] of entries) this.accept(new HeldEntry(id, fields, counts.get(id) ?? 1, this));
+        } else {
+          for (const [id, fields] of entries) this.accept(new HeldEntry(id, fields, 1, this));
+        }
+      } catch (err) {
+        if (this.stopping && isConnectionClosedError(err)) break;
+        failures++;
+        await this.recoverFromReadError(err as Error, failures, options.startId);
+      }
+    }
+  }
+
+  private async recoverFromReadError(err: Error, failures: number, startId: string): Promise<void> {
+    if (isNoGroupError(err)) {
+      this.rt.logger.warn(
+        `Stream "${this.stream}" or its group "${this.group}" disappeared (${err.message}); ` +
+          `re-creating the group at "${startId}" with MKSTREAM and reading on.`,
+      );
+      try {
+        await this.ensureGroup();
+        return;
+      } catch (createErr) {
+        err = createErr as Error;
+      }
+    }
+    const delay = Math.min(100 * 2 ** Math.min(failures - 1, 6), 5_000);
+    this.rt.logger.error(
+      `Reading stream "${this.stream}" group "${this.group}" failed (${err.message}); retrying in ${delay} ms.`,
+    );
+    await sleep(delay);
+  }
+
+  private accept(entry: HeldEntry): void {
+    this.held.set(entry.id, entry);
+    if (this.running < this.subscription.options.concurrency) this.run(entry);
+    else this.waiting.push(entry);
+  }
+
+  private run(entry: HeldEntry): void {
+    this.running++;
+    this.process(entry)
+      .catch((err: Error) =>
+        this.rt.logger.error(`Unexpected failure settling entry ${entry.id} of "${this.stream}": ${err.stack ?? err}`),
+      )
+      .finally(() => this.settled(entry));
+  }
+
+  private settled(entry: HeldEntry): void {
+    this.running--;
+    if (this.held.get(entry.id) === entry) this.held.delete(entry.id);
+    const { concurrency } = this.subscription.options;
+    while (this.running < concurrency && this.waiting.length > 0 && !this.stopping) {
+      const next = this.waiting.shift()!;
+      if (next.lost) this.held.delete(next.id);
+      else this.run(next);
+    }
+    this.wake?.();
+    if (this.running === 0) this.idle?.();
+  }
+
+  private async process(entry: HeldEntry): Promise<void> {
+    const { options, kind } = this.subscription;
+    if (entry.fields === null) return this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED);
+    if (entry.deliveries > options.maxDeliveries) {
+      const error = new Error(
+        `Delivered ${entry.deliveries} times (maxDeliveries ${options.maxDeliveries}) without being acknowledged; ` +
+          'the consumer may have crashed or hung while handling it.',
+      );
+      return this.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
+    }
+    let decoded: DecodedEntry;
+    try {
+      decoded = decodeEntry(entry.fields, this.rt.deserializer);
+    } catch (err) {
+      return this.park(entry, DeadLetterReason.UNDECODABLE, err);
+    }
+    const ref = this.ref(entry);
+    this.rt.events.emit('delivered', ref);
+    const started = performance.now();
+    const ctx = new RedisStreamsContext([
+      this.stream, entry.id, this.group, this.consumer, entry.deliveries, decoded.headers, decoded.eventId ?? undefined, entry,
+    ]);
+    try {
+      await this.rt.invoke(this.subscription, decoded, ctx);
+    } catch (err) {
+      this.emitHandled(entry, started, false);
+      return this.fail(entry, err);
+    }
+    this.emitHandled(entry, started, true);
+    if (entry.lost || entry.acked) return;
+    if (options.ackMode === 'auto' || kind === 'message') this.acks.add(entry.id);
+  }
+
+  private emitHandled(entry: HeldEntry, started: number, ok: boolean): void {
+    if (this.rt.events.listenerCount('handled') === 0) return;
+    const durationMs = performance.now() - started;
+    const endToEndMs = Date.now() - Number.parseInt(entry.id, 10);
+    this.rt.events.emit('handled', { ...this.ref(entry), durationMs, endToEndMs, ok });
+  }
+
+  private async fail(entry: HeldEntry, error: unknown): Promise<void> {
+    const { maxDeliveries, minIdleTimeMs } = this.subscription.options;
+    const message = error instanceof Error ? error.message : String(error);
+    this.rt.logger.error(
+      `Handler failed for entry ${entry.id} of stream "${this.stream}" (group "${this.group}", consumer ` +
+        `"${this.consumer}", delivery ${entry.deliveries}/${maxDeliveries}): ${message}`,
+    );
+    this.rt.events.emit('failed', { ...this.ref(entry), error });
+    if (entry.lost) return;
+    if (error instanceof NonRetryableError) return this.park(entry, DeadLetterReason.NON_RETRYABLE, error);
+    if (entry.deliveries >= maxDeliveries) return this.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
+    // Backdate the idle time so the reclaimer retries after the backoff, not at once and not
+    // only after a full min-idle (Redis caps delivery times at "now", so min-idle is the cap).
+    const backoff = Math.min(minIdleTimeMs, this.rt.retryBackoffMs * 2 ** (entry.deliveries - 1));
+    try {
+      await this.rt.commands.nrsClaimIfOwned(this.stream, this.group, this.consumer, minIdleTimeMs - backoff, entry.id);
+    } catch (err) {
+      this.rt.logger.warn(`Could not schedule the retry of entry ${entry.id}: ${(err as Error).message}`);
+    }
+  }
+
+  /** Moves an entry to the dead-letter stream and acks it, atomically and only while owned. */
+  private async park(entry: HeldEntry, reason: DeadLetterReason, error?: unknown, requireOwner = true): Promise<void> {
+    const dlq = this.subscription.options.deadLetterStream;
+    const fields = deadLetterFields(
+      { reason, stream: this.stream, id: entry.id, group: this.group, consumer: this.consumer, deliveries: entry.deliveries, error },
+      entry.fields,
+    );
+    try {
+      const deadLetterId = await this.rt.commands.nrsDeadLetterIfOwned(
+        this.stream, dlq, this.group, this.consumer, entry.id, requireOwner ? '1' : '0', ...fields,
+      );
+      if (deadLetterId === null) return this.markLost(entry.id);
+      this.rt.logger.warn(
+        `Entry ${entry.id} of stream "${this.stream}" (group "${this.group}") moved to "${dlq}" as ${deadLetterId}: ${reason}` +
+          (error instanceof Error ? ` (${error.message})` : '.'),
+      );
+      this.rt.events.emit('dead-lettered', { ...this.ref(entry), reason, deadLetterStream: dlq, deadLetterId });
+    } catch (err) {
+      this.rt.logger.error(
+        `Could not dead-letter entry ${entry.id} of stream "${this.stream}" (${(err as Error).message}); it stays pending.`,
+      );
+    }
+  }
+
+  /** Hands entries back: idle set to min-idle so any consumer's reclaimer takes them next round. */
+  private async release(ids: string[]): Promise<void> {
+    try {
+      await this.rt.commands.nrsClaimIfOwned(this.stream, this.group, this.consumer, this.subscription.options.minIdleTimeMs, ...ids);
+    } catch (err) {
+      this.rt.logger.warn(`Could not hand back ${ids.length} unfinished entries: ${(err as Error).message}`);
+    }
+  }
+
+  /** Delivery counts from the PEL for entries read by id or claimed (XREADGROUP `>` is always 1). */
+  private async deliveryCounts(entries: StreamEntryReply[]): Promise<Map<string, number>> {
+    const first = entries[0][0];
+    const last = entries[entries.length - 1][0];
+    const rows = (await this.rt.commands.xpending(
+      this.stream, this.group, first, last, entries.length + this.held.size, this.consumer,
+    )) as XPendingRow[];
+    return new Map(rows.map(([id, , , deliveries]) => [id, Number(deliveries)]));
+  }
+
+  private ref(entry: HeldEntry) {
+    return { stream: this.stream, group: this.group, consumer: this.consumer, id: entry.id, deliveries: entry.deliveries };
+  }
+}

@@ -1,0 +1,24 @@
+import type { MessageHandler } from '@nestjs/microservices';
+import type { AckMode } from '../interfaces/stream-handler-options.interface.js';
+
+/** Handler options after defaults were applied and invariants forced. */
+export interface ResolvedHandlerOptions {
+  group: string;
+  concurrency: number;
+  prefetchCount: number;
+  startId: string;
+  ackMode: AckMode;
+  maxDeliveries: number;
+  minIdleTimeMs: number;
+  deadLetterStream: string;
+}
+
+/** One stream read in one group by one (possibly chained) handler. */
+export interface StreamSubscription {
+  pattern: string;
+  stream: string;
+  /** `event` for @EventPattern, `message` for @MessagePattern (request/response). */
+  kind: 'event' | 'message';
+  handler: MessageHandler;
+  options: ResolvedHandlerOptions;
+}

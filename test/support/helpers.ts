@@ -1,0 +1,63 @@
+import { type INestMicroservice, Logger, Module, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Redis } from 'ioredis';
+import { RedisStreamsServer, type RedisStreamsServerOptions } from 'nest-redis-streams';
+
+let counter = 0;
+
+/** A stream/group name no other test (or earlier run) uses. */
+export function unique(prefix: string): string {
+  counter += 1;
+  return `t:${prefix}:${process.pid}:${Date.now().toString(36)}:${counter}`;
+}
+
+export function redisUrl(): string {
+  const url = process.env.REDIS_URL;
+  if (!url) throw new Error('REDIS_URL is not set: run the tests through `npm test` (it starts redis-server).');
+  return url;
+}
+
+/** A plain client for arranging and inspecting Redis in tests; close it in afterEach/afterAll. */
+export function redisClient(url = redisUrl()): Redis {
+  return new Redis(url, { maxRetriesPerRequest: 1 });
+}
+
+/** Polls until `check` returns a truthy value; fails with `what` after the timeout. */
+export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}.`);
+}
+
+/** Starts a Nest microservice with the given controllers on a RedisStreamsServer. */
+export async function startMicroservice(
+  controllers: Type[],
+  options: RedisStreamsServerOptions,
+  providers: Type[] = [],
+): Promise<{ app: INestMicroservice; server: RedisStreamsServer }> {
+  @Module({ controllers, providers })
+  class TestModule {}
+  const server = new RedisStreamsServer({ connection: redisUrl(), blockMs: 200, ...options });
+  const app = await NestFactory.createMicroservice(TestModule, { strategy: server, logger: quietLogger() });
+  await app.listen();
+  return { app, server };
+}
+
+/** Keeps expected error logs out of the test output unless NRS_TEST_LOGS=1. */
+export function quietLogger(): false | Logger {
+  return process.env.NRS_TEST_LOGS === '1' ? new Logger() : false;
+}
+
+export async function pendingCount(redis: Redis, stream: string, group: string): Promise<number> {
+  const [count] = (await redis.xpending(stream, group)) as [number];
+  return Number(count);
+}
