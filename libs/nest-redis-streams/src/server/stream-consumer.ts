@@ -102,7 +102,12 @@ export class StreamConsumer {
     await this.loopDone;
     this.waiting.length = 0;
     if (this.running > 0) {
-      await Promise.race([new Promise<void>((resolve) => (this.idle = resolve)), sleep(timeoutMs)]);
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.idle = resolve;
+        timer = setTimeout(resolve, timeoutMs);
+      });
+      clearTimeout(timer);
     }
     await this.acks.drain();
     const unfinished = [...this.held.keys()];

@@ -1,0 +1,182 @@
+import { Controller } from '@nestjs/common';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import { Redis } from 'ioredis';
+import { DLQ_FIELDS, RedisStreamsContext, RedisStreamsServer, RedisStreamsStatus } from 'nest-redis-streams';
+import { pendingCount, redisClient, startMicroservice, unique, waitFor } from '../support/helpers';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { startRedis } = require('../../scripts/lib/redis-process.cjs');
+
+describe('faults the read loop survives', () => {
+  let redis: Redis;
+  const closers: Array<() => Promise<unknown>> = [];
+  beforeAll(() => {
+    redis = redisClient();
+  });
+  afterEach(async () => {
+    while (closers.length) await closers.pop()!();
+  });
+  afterAll(() => redis.quit());
+
+  it('replays its own pending entries after a restart, before new ones, with the delivery count raised', async () => {
+    const stream = unique('replay');
+    const consumer = unique('pod');
+    const firstRun: string[] = [];
+    @Controller()
+    class Hanging {
+      @EventPattern(stream, { concurrency: 5 })
+      handle(@Payload() data: { n: string }) {
+        firstRun.push(data.n);
+        return new Promise(() => undefined); // a handler that never finishes: the process "dies" with it
+      }
+    }
+    const old: string[] = [];
+    for (const n of ['a', 'b', 'c']) old.push((await redis.xadd(stream, '*', 'n', n))!);
+    const first = await startMicroservice([Hanging], { consumer, reclaimIntervalMs: 0, shutdownTimeoutMs: 50 });
+    await waitFor(() => firstRun.length === 3, 'three entries in flight');
+    await first.app.close();
+    expect(await pendingCount(redis, stream, 'nest')).toBe(3);
+    const fresh = await redis.xadd(stream, '*', 'n', 'd');
+
+    const secondRun: Array<[string, number]> = [];
+    @Controller()
+    class Recording {
+      @EventPattern(stream)
+      handle(@Ctx() ctx: RedisStreamsContext) {
+        secondRun.push([ctx.getEntryId(), ctx.getDeliveryCount()]);
+      }
+    }
+    const second = await startMicroservice([Recording], { consumer, reclaimIntervalMs: 0 });
+    closers.push(() => second.app.close());
+    await waitFor(() => secondRun.length === 4, 'the replay and the new entry');
+    expect(secondRun).toEqual([[old[0], 2], [old[1], 2], [old[2], 2], [fresh, 1]]);
+    await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'all acked');
+  });
+
+  it('parks an undecodable entry in the dead-letter stream at once and keeps reading', async () => {
+    const stream = unique('undecodable');
+    const seen: unknown[] = [];
+    @Controller()
+    class Handlers {
+      @EventPattern(stream)
+      handle(@Payload() data: unknown) {
+        seen.push(data);
+      }
+    }
+    const { app } = await startMicroservice([Handlers], {});
+    closers.push(() => app.close());
+    const bad = await redis.xadd(stream, '*', 'v', 'nrs/1', 'event_id', 'e1', 'data', '{not json');
+    await redis.xadd(stream, '*', 'v', 'nrs/1', 'event_id', 'e2', 'data', '{"ok":true}');
+    await waitFor(() => seen.length === 1, 'the good entry');
+    expect(seen).toEqual([{ ok: true }]);
+    const [[, fields]] = (await waitFor(async () => {
+      const entries = await redis.xrange(`${stream}:dlq`, '-', '+');
+      return entries.length === 1 ? entries : null;
+    }, 'the dead letter')) as Array<[string, string[]]>;
+    const record = Object.fromEntries(fields.reduce<string[][]>((acc, v, i) => (i % 2 ? acc[acc.length - 1].push(v) : acc.push([v]), acc), []));
+    expect(record[DLQ_FIELDS.reason]).toBe('undecodable');
+    expect(record[DLQ_FIELDS.id]).toBe(bad);
+    expect(record[DLQ_FIELDS.error]).toMatch(/could not be deserialized/);
+    expect(record.data).toBe('{not json');
+    await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'nothing pending');
+  });
+
+  it('re-creates the group and goes on when the stream is deleted mid-run', async () => {
+    const stream = unique('deleted');
+    const seen: string[] = [];
+    @Controller()
+    class Handlers {
+      @EventPattern(stream)
+      handle(@Payload() data: { n: string }) {
+        seen.push(data.n);
+      }
+    }
+    const { app } = await startMicroservice([Handlers], {});
+    closers.push(() => app.close());
+    await redis.xadd(stream, '*', 'n', 'before');
+    await waitFor(() => seen.length === 1, 'the first entry');
+    await redis.del(stream);
+    await redis.xadd(stream, '*', 'n', 'after');
+    await waitFor(() => seen.length === 2, 'the entry written after the DEL');
+    expect(seen).toEqual(['before', 'after']);
+  });
+
+  it('fails listen() with a message naming a wrong option', async () => {
+    const stream = unique('options');
+    @Controller()
+    class Handlers {
+      @EventPattern(stream, { concurrency: 0 })
+      handle() {}
+    }
+    await expect(startMicroservice([Handlers], {})).rejects.toThrow(
+      `Option "concurrency" must be a positive integer for stream "${stream}", got 0.`,
+    );
+  });
+
+  it('fails listen() with a clear message when Redis cannot be reached', async () => {
+    @Controller()
+    class Handlers {
+      @EventPattern(unique('nowhere'))
+      handle() {}
+    }
+    await expect(startMicroservice([Handlers], { connection: 'redis://127.0.0.1:1' })).rejects.toThrow(
+      /Could not reach Redis at redis:\/\/127\.0\.0\.1:1 .*REDIS_URL/,
+    );
+  }, 20_000);
+
+  it('names this instance after the host, not a random id or a pid', () => {
+    const server = new RedisStreamsServer({});
+    expect(server.options.consumer).toBe(process.env.HOSTNAME || require('node:os').hostname());
+  });
+
+  it('keeps consuming across a Redis kill and restart, losing nothing', async () => {
+    const own = await startRedis({ appendonly: true, appendfsync: 'always' });
+    closers.push(() => own.stop());
+    const producer = new Redis(own.url, { maxRetriesPerRequest: null });
+    closers.push(() => producer.quit().catch(() => producer.disconnect()));
+    const stream = unique('restart');
+    const seen = new Set<string>();
+    const statuses: string[] = [];
+    @Controller()
+    class Handlers {
+      @EventPattern(stream, { concurrency: 4 })
+      handle(@Payload() data: { n: string }) {
+        seen.add(data.n);
+      }
+    }
+    const { app, server } = await startMicroservice([Handlers], { connection: own.url });
+    closers.push(() => app.close());
+    server.status.subscribe((s) => statuses.push(s));
+    for (let i = 0; i < 100; i++) await producer.xadd(stream, '*', 'n', String(i));
+    await waitFor(() => seen.size >= 50, 'some entries before the crash');
+    await own.kill('SIGKILL');
+    await own.start();
+    for (let i = 100; i < 200; i++) await producer.xadd(stream, '*', 'n', String(i));
+    await waitFor(() => seen.size === 200, 'all 200 entries', 30_000);
+    expect(statuses).toEqual(expect.arrayContaining([RedisStreamsStatus.RECONNECTING, RedisStreamsStatus.CONNECTED]));
+    await waitFor(async () => (await pendingCount(producer, stream, 'nest')) === 0, 'every entry acked', 20_000);
+  }, 60_000);
+
+  it('leaves no finished-but-unacked entry behind when closed under load', async () => {
+    const stream = unique('close');
+    const finished = new Set<string>();
+    @Controller()
+    class Handlers {
+      @EventPattern(stream, { concurrency: 8 })
+      async handle(@Ctx() ctx: RedisStreamsContext) {
+        await new Promise((r) => setTimeout(r, 2));
+        finished.add(ctx.getEntryId());
+      }
+    }
+    const pipeline = redis.pipeline();
+    for (let i = 0; i < 2000; i++) pipeline.xadd(stream, '*', 'i', String(i));
+    await pipeline.exec();
+    const { app } = await startMicroservice([Handlers], { reclaimIntervalMs: 0 });
+    await waitFor(() => finished.size >= 100, 'the load to be under way');
+    await app.close();
+    const pending = (await redis.xpending(stream, 'nest', '-', '+', 5000)) as Array<[string]>;
+    const finishedButPending = pending.filter(([id]) => finished.has(id));
+    expect(finishedButPending).toEqual([]);
+    expect(finished.size).toBeLessThan(2000);
+  });
+});
