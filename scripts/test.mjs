@@ -15,6 +15,12 @@ if (!process.env.REDIS_URL) {
     process.exit(1);
   }
 }
+// Chaos and recovery tests run consumers as separate processes from compiled JavaScript.
+const tsc = 'node_modules/typescript/bin/tsc';
+for (const project of ['libs/nest-redis-streams/tsconfig.build.json', 'test/workers/tsconfig.json']) {
+  const built = spawnSync(process.execPath, [tsc, '-p', project], { stdio: 'inherit' });
+  if (built.status !== 0) process.exit(built.status ?? 1);
+}
 const args = ['node_modules/jest/bin/jest.js', ...process.argv.slice(2)];
 const result = spawnSync(process.execPath, args, { stdio: 'inherit' });
 process.exit(result.status ?? 1);

@@ -2,7 +2,7 @@ import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import type { Redis } from 'ioredis';
 import { JsonCodec, RedisStreamsContext, encodeEnvelope } from 'nest-redis-streams';
-import { pendingCount, redisClient, startMicroservice, unique, waitFor } from '../support/helpers';
+import { pendingCount, redisClient, startMicroservice, unique, waitFor } from '../support/helpers.js';
 
 describe('consuming a stream in a consumer group', () => {
   let redis: Redis;

@@ -2,7 +2,7 @@ import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { Redis } from 'ioredis';
 import { DLQ_FIELDS, RedisStreamsContext, RedisStreamsServer, RedisStreamsStatus } from 'nest-redis-streams';
-import { pendingCount, redisClient, startMicroservice, unique, waitFor } from '../support/helpers';
+import { pendingCount, readAll, redisClient, startMicroservice, unique, waitFor } from '../support/helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startRedis } = require('../../scripts/lib/redis-process.cjs');
@@ -69,11 +69,10 @@ describe('faults the read loop survives', () => {
     await redis.xadd(stream, '*', 'v', 'nrs/1', 'event_id', 'e2', 'data', '{"ok":true}');
     await waitFor(() => seen.length === 1, 'the good entry');
     expect(seen).toEqual([{ ok: true }]);
-    const [[, fields]] = (await waitFor(async () => {
-      const entries = await redis.xrange(`${stream}:dlq`, '-', '+');
+    const [[, record]] = await waitFor(async () => {
+      const entries = await readAll(redis, `${stream}:dlq`);
       return entries.length === 1 ? entries : null;
-    }, 'the dead letter')) as Array<[string, string[]]>;
-    const record = Object.fromEntries(fields.reduce<string[][]>((acc, v, i) => (i % 2 ? acc[acc.length - 1].push(v) : acc.push([v]), acc), []));
+    }, 'the dead letter');
     expect(record[DLQ_FIELDS.reason]).toBe('undecodable');
     expect(record[DLQ_FIELDS.id]).toBe(bad);
     expect(record[DLQ_FIELDS.error]).toMatch(/could not be deserialized/);

@@ -1,7 +1,7 @@
 import { type INestMicroservice, Logger, Module, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
-import { RedisStreamsServer, type RedisStreamsServerOptions } from 'nest-redis-streams';
+import { RedisStreamsExceptionFilter, RedisStreamsServer, type RedisStreamsServerOptions } from 'nest-redis-streams';
 
 let counter = 0;
 
@@ -23,13 +23,13 @@ export function redisClient(url = redisUrl()): Redis {
 }
 
 /** Polls until `check` returns a truthy value; fails with `what` after the timeout. */
-export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 15_000): Promise<T> {
+export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 15_000): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
     try {
       const value = await check();
-      if (value) return value;
+      if (value) return value as NonNullable<T>;
     } catch (err) {
       last = err;
     }
@@ -43,11 +43,14 @@ export async function startMicroservice(
   controllers: Type[],
   options: RedisStreamsServerOptions,
   providers: Type[] = [],
+  withFilter = true,
+  imports: Type[] = [],
 ): Promise<{ app: INestMicroservice; server: RedisStreamsServer }> {
-  @Module({ controllers, providers })
+  @Module({ controllers, providers, imports })
   class TestModule {}
   const server = new RedisStreamsServer({ connection: redisUrl(), blockMs: 200, ...options });
   const app = await NestFactory.createMicroservice(TestModule, { strategy: server, logger: quietLogger() });
+  if (withFilter) app.useGlobalFilters(new RedisStreamsExceptionFilter());
   await app.listen();
   return { app, server };
 }
@@ -60,4 +63,17 @@ export function quietLogger(): false | Logger {
 export async function pendingCount(redis: Redis, stream: string, group: string): Promise<number> {
   const [count] = (await redis.xpending(stream, group)) as [number];
   return Number(count);
+}
+
+/** Turns a flat field list into an object (test assertions only). */
+export function fieldsToObject(fields: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) out[fields[i]] = fields[i + 1];
+  return out;
+}
+
+/** Entries of a stream as [id, fields-object] pairs. */
+export async function readAll(redis: Redis, stream: string): Promise<Array<[string, Record<string, string>]>> {
+  const entries = await redis.xrange(stream, '-', '+');
+  return entries.map(([id, fields]) => [id, fieldsToObject(fields)]);
 }

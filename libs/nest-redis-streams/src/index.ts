@@ -11,3 +11,5 @@ export * from './health/index.js';
 export * from './metrics/index.js';
 export * from './module/index.js';
 export * from './trim/index.js';
+export * from './idempotency/index.js';
+export * from './filters/index.js';

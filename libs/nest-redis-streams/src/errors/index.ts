@@ -1,3 +1,4 @@
 export * from './invalid-options.error.js';
 export * from './non-retryable.error.js';
 export * from './undecodable-entry.error.js';
+export * from './event-in-progress.error.js';

@@ -1,10 +1,19 @@
+import { RpcException } from '@nestjs/microservices';
+
 /**
  * Throw from a handler to park the entry in the dead-letter stream now instead of retrying it
- * (a validation failure that no retry can fix).
+ * (a validation failure that no retry can fix). It is an RpcException so that Nest's exception
+ * filters pass it through unchanged instead of replacing it with "Internal server error".
  */
-export class NonRetryableError extends Error {
+export class NonRetryableError extends RpcException {
   override readonly name = 'NonRetryableError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(message: string) {
+    super({ status: 'error', message, name: 'NonRetryableError', nonRetryable: true });
+    this.message = message;
   }
+}
+
+/** True for NonRetryableError and for what Nest's RPC filters make of it. */
+export function isNonRetryable(error: unknown): boolean {
+  return error instanceof NonRetryableError || (typeof error === 'object' && error !== null && (error as { nonRetryable?: unknown }).nonRetryable === true);
 }

@@ -1,1 +1,6 @@
-export {};
+export * from './health-options.interface.js';
+export { HEALTH_DEFAULTS, THRESHOLD_DEFAULTS } from './health.constants.js';
+export * from './redis-streams.health.js';
+export { formatDuration, formatStatsTable } from './stats-table.js';
+export { evaluateStreamStats, type ResolvedThresholds, type StreamHealthStatus, type StreamVerdict } from './stream-health.js';
+export * from './stream-stats.js';

@@ -1,1 +1,3 @@
-export {};
+export * from './metrics-options.interface.js';
+export { METRIC_DEFINITIONS, METRICS_DEFAULTS } from './metrics.constants.js';
+export * from './redis-streams.metrics.js';

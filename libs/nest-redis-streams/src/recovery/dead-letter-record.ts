@@ -38,9 +38,7 @@ export interface DeadLetterDetails {
 
 /** Builds the dead-letter entry: metadata first, then the original fields unchanged. */
 export function deadLetterFields(details: DeadLetterDetails, original: string[] | null): string[] {
-  const error = details.error;
-  const message = error instanceof Error ? error.message : error === undefined ? '' : String(error);
-  const errorClass = error instanceof Error ? error.constructor.name : '';
+  const { message, errorClass } = describeError(details.error);
   const fields = [
     DLQ_FIELDS.reason, details.reason,
     DLQ_FIELDS.stream, details.stream,
@@ -72,4 +70,29 @@ export function splitDeadLetterFields(fields: string[]): { meta: Record<string, 
     else original.push(name.startsWith(`orig:${DLQ_PREFIX}`) ? name.slice(5) : name, value);
   }
   return { meta, original };
+}
+
+/**
+ * Message and class of whatever a handler threw. Nest's RPC exception filters turn errors into
+ * plain objects (`{ status, message }`), so both shapes are read.
+ */
+export function describeError(error: unknown): { message: string; errorClass: string } {
+  if (error === undefined || error === null) return { message: '', errorClass: '' };
+  if (error instanceof Error) return { message: error.message, errorClass: error.name || error.constructor.name };
+  if (typeof error === 'object') {
+    const { message, name } = error as { message?: unknown; name?: unknown };
+    return {
+      message: typeof message === 'string' ? message : safeJson(error),
+      errorClass: typeof name === 'string' ? name : '',
+    };
+  }
+  return { message: String(error), errorClass: typeof error };
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
 }

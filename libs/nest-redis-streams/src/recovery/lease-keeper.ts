@@ -30,9 +30,10 @@ export class LeaseKeeper {
       const ids = [...this.consumer.held.keys()];
       for (let i = 0; i < ids.length; i += IDS_PER_CALL) {
         const chunk = ids.slice(i, i + IDS_PER_CALL);
-        const lost = await this.redis.nrsClaimIfOwned(stream, group, consumer, 0, ...chunk);
+        const [lost, trimmed] = await this.redis.nrsClaimIfOwned(stream, group, consumer, 0, ...chunk);
         for (const id of lost) this.consumer.markLost(id);
-        this.events.emit('lease-renewed', { stream, group, count: chunk.length - lost.length });
+        for (const id of trimmed) this.consumer.markTrimmed(id);
+        this.events.emit('lease-renewed', { stream, group, count: chunk.length - lost.length - trimmed.length });
       }
     } catch (err) {
       this.logger.warn(`Lease renewal on stream "${stream}" group "${group}" failed: ${(err as Error).message}`);

@@ -4,9 +4,14 @@ import type { Redis } from 'ioredis';
 // owner can never ack, renew or park an entry that another consumer reclaimed in between
 // (XACK/XCLAIM take no consumer name and would happily act on someone else's entry).
 
-/** KEYS[1] stream; ARGV group, consumer, idleMs, ids... → ids this consumer no longer owns. */
+/**
+ * KEYS[1] stream; ARGV group, consumer, idleMs, ids... → { ids owned by someone else, ids whose
+ * payload was trimmed }. XCLAIM silently drops PEL entries whose payload is gone (Redis ≥ 7), so
+ * the script compares what it asked for with what XCLAIM returned: those entries must get a
+ * tombstone, or they would vanish without a trace.
+ */
 const CLAIM_IF_OWNED = `
-local owned, lost = {}, {}
+local owned, lost, trimmed, claimed = {}, {}, {}, {}
 for i = 4, #ARGV do
   local row = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)[1]
   if row and row[2] == ARGV[2] then owned[#owned + 1] = ARGV[i] else lost[#lost + 1] = ARGV[i] end
@@ -15,9 +20,10 @@ for i = 1, #owned, 1000 do
   local args = {'XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0}
   for j = i, math.min(i + 999, #owned) do args[#args + 1] = owned[j] end
   args[#args + 1] = 'IDLE'; args[#args + 1] = ARGV[3]; args[#args + 1] = 'JUSTID'
-  redis.call(unpack(args))
+  for _, id in ipairs(redis.call(unpack(args))) do claimed[id] = true end
 end
-return lost`;
+for _, id in ipairs(owned) do if not claimed[id] then trimmed[#trimmed + 1] = id end end
+return {lost, trimmed}`;
 
 /** KEYS[1] stream; ARGV group, consumer, ids... → ids this consumer no longer owns (not acked). */
 const ACK_IF_OWNED = `
@@ -56,7 +62,9 @@ return 1`;
 
 /** The commands the scripts above add to a connection. */
 export interface StreamScripts {
-  nrsClaimIfOwned(stream: string, group: string, consumer: string, idleMs: number, ...ids: string[]): Promise<string[]>;
+  nrsClaimIfOwned(
+    stream: string, group: string, consumer: string, idleMs: number, ...ids: string[]
+  ): Promise<[lost: string[], trimmed: string[]]>;
   nrsAckIfOwned(stream: string, group: string, consumer: string, ...ids: string[]): Promise<string[]>;
   nrsDeadLetterIfOwned(
     stream: string, dlq: string, group: string, consumer: string, id: string, requireOwner: '1' | '0', ...fields: string[]

@@ -14,6 +14,8 @@ export class HeldEntry implements EntryControl {
   lost = false;
   /** The handler acked it itself (manual mode). */
   acked = false;
+  /** Trimming removed its payload while it was held, and Redis dropped it from the PEL. */
+  trimmed = false;
   private controller: AbortController | null = null;
 
   constructor(

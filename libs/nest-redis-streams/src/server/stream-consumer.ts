@@ -2,10 +2,10 @@ import type { Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { decodeEntry, type DecodedEntry } from '../codec/envelope.js';
 import { RedisStreamsContext } from '../context/redis-streams.context.js';
-import { NonRetryableError } from '../errors/non-retryable.error.js';
+import { isNonRetryable } from '../errors/non-retryable.error.js';
 import type { TransportEvents } from '../events/transport-events.js';
 import type { PayloadDeserializer } from '../interfaces/payload-codec.interface.js';
-import { DeadLetterReason, deadLetterFields } from '../recovery/dead-letter-record.js';
+import { DeadLetterReason, deadLetterFields, describeError } from '../recovery/dead-letter-record.js';
 import { isBusyGroupError, isConnectionClosedError, isNoGroupError } from '../redis/errors.js';
 import type { StreamEntryReply, XPendingRow, XReadGroupReply } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
@@ -50,7 +50,7 @@ export class StreamConsumer {
     const { stream, options } = subscription;
     this.acks = new AckBatcher(
       rt.commands, stream, options.group, rt.consumer,
-      (id) => this.markLost(id),
+      (id) => this.ackRejected(id),
       (count) => count > 0 && rt.events.emit('acked', { stream, group: options.group, count }),
       (err, ids) =>
         rt.logger.error(
@@ -141,6 +141,32 @@ export class StreamConsumer {
         'this consumer will not ack or park it. Raise minIdleTimeMs if handlers are slower than it.',
     );
     this.rt.events.emit('lease-lost', this.ref(entry));
+  }
+
+  /**
+   * Trimming deleted the payload of an entry this consumer holds, and Redis dropped it from the
+   * PEL: it is no longer protected. If its handler fails it is parked with the fields still in
+   * memory, so nothing disappears silently.
+   */
+  markTrimmed(id: string): void {
+    const entry = this.held.get(id);
+    if (!entry || entry.trimmed) return;
+    entry.trimmed = true;
+    this.rt.logger.error(
+      `Entry ${id} of stream "${this.stream}" was trimmed away while group "${this.group}" still had it pending. ` +
+        'Trim with the safe trimmer (never below the oldest pending entry) to prevent this.',
+    );
+  }
+
+  /** The ack script found the entry owned by another consumer: it was not acked from here. */
+  private ackRejected(id: string): void {
+    const entry = this.held.get(id);
+    entry?.markLost();
+    this.rt.logger.warn(
+      `Did not ack entry ${id} of stream "${this.stream}" group "${this.group}": another consumer reclaimed it ` +
+        'while this one was handling it, so the new owner acks it. Raise minIdleTimeMs or keep leaseRenewal on.',
+    );
+    this.rt.events.emit('lease-lost', { stream: this.stream, group: this.group, consumer: this.consumer, id, deliveries: entry?.deliveries ?? 0 });
   }
 
   /** Manual ack from a handler's context. */
@@ -267,7 +293,7 @@ export class StreamConsumer {
       return this.fail(entry, err);
     }
     this.emitHandled(entry, started, true);
-    if (entry.lost || entry.acked) return;
+    if (entry.lost || entry.acked || entry.trimmed) return;
     if (options.ackMode === 'auto' || kind === 'message') this.acks.add(entry.id);
   }
 
@@ -280,20 +306,24 @@ export class StreamConsumer {
 
   private async fail(entry: HeldEntry, error: unknown): Promise<void> {
     const { maxDeliveries, minIdleTimeMs } = this.subscription.options;
-    const message = error instanceof Error ? error.message : String(error);
+    const { message } = describeError(error);
     this.rt.logger.error(
       `Handler failed for entry ${entry.id} of stream "${this.stream}" (group "${this.group}", consumer ` +
         `"${this.consumer}", delivery ${entry.deliveries}/${maxDeliveries}): ${message}`,
     );
     this.rt.events.emit('failed', { ...this.ref(entry), error });
     if (entry.lost) return;
-    if (error instanceof NonRetryableError) return this.park(entry, DeadLetterReason.NON_RETRYABLE, error);
+    if (entry.trimmed) return this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
+    if (isNonRetryable(error)) return this.park(entry, DeadLetterReason.NON_RETRYABLE, error);
     if (entry.deliveries >= maxDeliveries) return this.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
     // Backdate the idle time so the reclaimer retries after the backoff, not at once and not
     // only after a full min-idle (Redis caps delivery times at "now", so min-idle is the cap).
     const backoff = Math.min(minIdleTimeMs, this.rt.retryBackoffMs * 2 ** (entry.deliveries - 1));
     try {
-      await this.rt.commands.nrsClaimIfOwned(this.stream, this.group, this.consumer, minIdleTimeMs - backoff, entry.id);
+      const [, trimmed] = await this.rt.commands.nrsClaimIfOwned(
+        this.stream, this.group, this.consumer, minIdleTimeMs - backoff, entry.id,
+      );
+      if (trimmed.length > 0) await this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
     } catch (err) {
       this.rt.logger.warn(`Could not schedule the retry of entry ${entry.id}: ${(err as Error).message}`);
     }
@@ -313,7 +343,7 @@ export class StreamConsumer {
       if (deadLetterId === null) return this.markLost(entry.id);
       this.rt.logger.warn(
         `Entry ${entry.id} of stream "${this.stream}" (group "${this.group}") moved to "${dlq}" as ${deadLetterId}: ${reason}` +
-          (error instanceof Error ? ` (${error.message})` : '.'),
+          (error === undefined ? '.' : ` (${describeError(error).message})`),
       );
       this.rt.events.emit('dead-lettered', { ...this.ref(entry), reason, deadLetterStream: dlq, deadLetterId });
     } catch (err) {
@@ -326,7 +356,13 @@ export class StreamConsumer {
   /** Hands entries back: idle set to min-idle so any consumer's reclaimer takes them next round. */
   private async release(ids: string[]): Promise<void> {
     try {
-      await this.rt.commands.nrsClaimIfOwned(this.stream, this.group, this.consumer, this.subscription.options.minIdleTimeMs, ...ids);
+      const [, trimmed] = await this.rt.commands.nrsClaimIfOwned(
+        this.stream, this.group, this.consumer, this.subscription.options.minIdleTimeMs, ...ids,
+      );
+      for (const id of trimmed) {
+        const entry = this.held.get(id);
+        if (entry) await this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, undefined, false);
+      }
     } catch (err) {
       this.rt.logger.warn(`Could not hand back ${ids.length} unfinished entries: ${(err as Error).message}`);
     }

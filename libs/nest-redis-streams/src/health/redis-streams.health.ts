@@ -1,0 +1,150 @@
+import { Injectable } from '@nestjs/common';
+import { type HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
+import { SERVER_DEFAULTS } from '../constants.js';
+import type { RedisStreamsServer } from '../server/redis-streams.server.js';
+import type { StreamConsumer } from '../server/stream-consumer.js';
+import { HEALTH_DEFAULTS, HEALTH_MESSAGES } from './health.constants.js';
+import type { LivenessOptions, ReadinessOptions } from './health-options.interface.js';
+import { collectServerStats, type ConsumerStats, readyCommands } from './server-stats.js';
+import { evaluateStreamStats, resolveThresholds, type StreamHealthStatus } from './stream-health.js';
+import type { StreamStats } from './stream-stats.js';
+import { withTimeout } from './with-timeout.js';
+
+/** What readiness reports for one stream/group; the figures are missing when they could not be read. */
+export interface StreamHealthReport extends Partial<Omit<StreamStats, 'stream' | 'group'>> {
+  /** Stream key. */
+  stream: string;
+  /** Consumer group. */
+  group: string;
+  /** `down` fails the check, `degraded` passes it with Terminus status "degraded". */
+  status: StreamHealthStatus;
+  /** Milliseconds since this instance's read loop of the stream/group last completed a read. */
+  readLoopAgeMs: number;
+  /** Why the status is not `up`: each threshold exceeded, with the figure and the limit. */
+  reason?: string;
+}
+
+/** What liveness reports for one read loop of this instance. */
+export interface ReadLoopReport {
+  /** Stream key. */
+  stream: string;
+  /** Consumer group. */
+  group: string;
+  /** This instance's consumer name. */
+  consumer: string;
+  /** Milliseconds since the loop last completed a read (an empty blocking read counts). */
+  lastReadAgeMs: number;
+  /** Entries this consumer holds: running, waiting for a slot or being acked. */
+  held: number;
+}
+
+/**
+ * Terminus 12 indicator for a `RedisStreamsServer`:
+ *
+ * ```ts
+ * @Get('ready') @HealthCheck()
+ * ready() {
+ *   return this.health.check([() => this.indicator.isReady('redis-streams', this.server, { maxLag: 5_000 })]);
+ * }
+ * ```
+ *
+ * `isLive` fails only when this instance is wedged (Redis unreachable, a read loop stuck), so
+ * restarting it can help; `isReady` applies the backlog thresholds, which restarting does not fix.
+ * Neither throws: every failure is reported as `down` with a `reason`.
+ */
+@Injectable()
+export class RedisStreamsHealthIndicator {
+  // A loop that never completed a read is timed from when an indicator first looked at it.
+  private readonly firstSeen = new WeakMap<StreamConsumer, number>();
+
+  constructor(private readonly health: HealthIndicatorService) {}
+
+  /**
+   * Readiness: per stream/group pending count, oldest pending idle time, lag, dead letters and
+   * consumers (one pipelined round trip for all), compared with the thresholds. Pending, idle and
+   * lag past their limits → `down`; dead letters past `maxDeadLetters` → `degraded`.
+   */
+  async isReady<const Key extends string>(
+    key: Key,
+    server: RedisStreamsServer,
+    options: ReadinessOptions = {},
+  ): Promise<HealthIndicatorResult<Key>> {
+    const session = this.health.check(key);
+    let measured: ConsumerStats[];
+    try {
+      measured = await collectServerStats(
+        server,
+        options.idleSampleSize ?? HEALTH_DEFAULTS.idleSampleSize,
+        options.timeoutMs ?? HEALTH_DEFAULTS.timeoutMs,
+      );
+    } catch (err) {
+      return session.down({ reason: errorMessage(err) });
+    }
+    const now = Date.now();
+    const streams = measured.map((m) => this.report(m, options, now));
+    const reasons = streams.flatMap((s) => (s.reason ? [s.reason] : []));
+    const data: { streams: StreamHealthReport[]; reason?: string } = { streams };
+    if (reasons.length > 0) data.reason = reasons.join(' ');
+    if (streams.some((s) => s.status === 'down')) return session.down(data);
+    if (streams.some((s) => s.status === 'degraded')) return session.degraded(data);
+    return session.up(data);
+  }
+
+  /**
+   * Liveness: `down` only when this instance is wedged: Redis does not answer PING within
+   * `timeoutMs`, or a read loop has not completed a read for longer than `graceMs`.
+   */
+  async isLive<const Key extends string>(
+    key: Key,
+    server: RedisStreamsServer,
+    options: LivenessOptions = {},
+  ): Promise<HealthIndicatorResult<Key>> {
+    const session = this.health.check(key);
+    const timeoutMs = options.timeoutMs ?? HEALTH_DEFAULTS.timeoutMs;
+    const blockMs = server.options.blockMs ?? SERVER_DEFAULTS.blockMs;
+    const graceMs = options.graceMs ?? HEALTH_DEFAULTS.graceBlockReads * blockMs + HEALTH_DEFAULTS.graceSlackMs;
+    const problems: string[] = [];
+    let pingMs: number | null = null;
+    try {
+      const redis = readyCommands(server);
+      const started = performance.now();
+      await withTimeout(redis.ping(), timeoutMs, 'Redis PING');
+      pingMs = Math.round(performance.now() - started);
+    } catch (err) {
+      problems.push(errorMessage(err));
+    }
+    const now = Date.now();
+    const readLoops: ReadLoopReport[] = server.getConsumers().map((consumer) => {
+      const lastReadAgeMs = this.readLoopAgeMs(consumer, now);
+      if (lastReadAgeMs > graceMs) {
+        // Say whether the loop is waiting for room (handlers hung) or its reads do not return.
+        const full = consumer.room <= 0 ? HEALTH_MESSAGES.prefetchFull(consumer.held.size) : '';
+        problems.push(HEALTH_MESSAGES.readLoopStalled(consumer.stream, consumer.group, lastReadAgeMs, graceMs) + full);
+      }
+      const { stream, group, consumer: name } = consumer;
+      return { stream, group, consumer: name, lastReadAgeMs, held: consumer.held.size };
+    });
+    const data = { pingMs, graceMs, readLoops };
+    return problems.length > 0 ? session.down({ ...data, reason: problems.join(' ') }) : session.up(data);
+  }
+
+  private report({ consumer, stats }: ConsumerStats, options: ReadinessOptions, now: number): StreamHealthReport {
+    const { stream, group } = consumer;
+    const readLoopAgeMs = this.readLoopAgeMs(consumer, now);
+    if (stats instanceof Error) return { stream, group, status: 'down', readLoopAgeMs, reason: stats.message };
+    const limits = resolveThresholds(options, stream, consumer.subscription.pattern, group);
+    const { status, reasons } = evaluateStreamStats(stats, limits);
+    return { ...stats, status, readLoopAgeMs, ...(reasons.length > 0 && { reason: reasons.join(' ') }) };
+  }
+
+  private readLoopAgeMs(consumer: StreamConsumer, now: number): number {
+    if (consumer.lastReadAt > 0) return now - consumer.lastReadAt;
+    let seen = this.firstSeen.get(consumer);
+    if (seen === undefined) this.firstSeen.set(consumer, (seen = now));
+    return now - seen;
+  }
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,111 @@
+import type { Redis } from 'ioredis';
+import { isNoGroupError } from '../redis/errors.js';
+import { pairsToObject, type XPendingRow, type XPendingSummary } from '../redis/replies.js';
+import { HEALTH_DEFAULTS, HEALTH_MESSAGES } from './health.constants.js';
+
+/** The figures operators watch for one stream and group (see STREAMS.md "What operators watch"). */
+export interface StreamStats {
+  /** Stream key. */
+  stream: string;
+  /** Consumer group. */
+  group: string;
+  /** Entries delivered to the group and not yet acknowledged (XPENDING summary). */
+  pending: number;
+  /**
+   * Longest idle time among the oldest `idleSampleSize` pending entries (by id); 0 when nothing
+   * is pending. A lower bound: see `collectStreamStats`.
+   */
+  oldestIdleMs: number;
+  /** Entries not yet delivered to the group (XINFO GROUPS `lag`); null when Redis cannot tell. */
+  lag: number | null;
+  /** Dead-letter stream of the group's handler. */
+  deadLetterStream: string;
+  /** Entries in the dead-letter stream (XLEN). */
+  deadLetters: number;
+  /** Consumers known to the group, live or not (XINFO GROUPS `consumers`). */
+  consumers: number;
+}
+
+/** One stream/group to measure. */
+export interface StreamStatsTarget {
+  /** Stream key. */
+  stream: string;
+  /** Consumer group. */
+  group: string;
+  /** Dead-letter stream whose length is reported. */
+  deadLetterStream: string;
+}
+
+/** Commands queued per target; the replies are read back in the same order. */
+const COMMANDS_PER_TARGET = 4;
+
+/**
+ * Reads the figures of one stream and group in one round trip: XPENDING (summary), the first
+ * `idleSampleSize` rows of the extended XPENDING, XINFO GROUPS and XLEN of the dead-letter stream.
+ *
+ * `oldestIdleMs` is exact only when at most `idleSampleSize` entries are pending. Past that it is
+ * the longest idle among the oldest ids: a stuck entry usually is among them, but one whose idle
+ * time another consumer's retry or lease renewal keeps resetting can hide a newer, idler one.
+ * Reading the whole PEL instead would cost O(pending) per check; this stays O(log n + sample).
+ *
+ * @throws when the stream or group does not exist, or Redis fails.
+ */
+export async function collectStreamStats(
+  redis: Redis,
+  stream: string,
+  group: string,
+  deadLetterStream: string,
+  idleSampleSize: number = HEALTH_DEFAULTS.idleSampleSize,
+): Promise<StreamStats> {
+  const [stats] = await collectStreamStatsBatch(redis, [{ stream, group, deadLetterStream }], idleSampleSize);
+  if (stats instanceof Error) throw stats;
+  return stats;
+}
+
+/**
+ * `collectStreamStats` for many stream/groups in a single pipeline (one round trip in all). A
+ * target whose stream or group is missing gets an Error in its place; the others still report.
+ */
+export async function collectStreamStatsBatch(
+  redis: Redis,
+  targets: readonly StreamStatsTarget[],
+  idleSampleSize: number = HEALTH_DEFAULTS.idleSampleSize,
+): Promise<Array<StreamStats | Error>> {
+  if (targets.length === 0) return [];
+  const pipeline = redis.pipeline();
+  for (const { stream, group, deadLetterStream } of targets) {
+    pipeline.xpending(stream, group);
+    pipeline.xpending(stream, group, '-', '+', idleSampleSize);
+    pipeline.xinfo('GROUPS', stream);
+    pipeline.xlen(deadLetterStream);
+  }
+  const replies = (await pipeline.exec()) ?? [];
+  return targets.map((target, i) =>
+    parseStats(target, replies.slice(i * COMMANDS_PER_TARGET, (i + 1) * COMMANDS_PER_TARGET)),
+  );
+}
+
+function parseStats(target: StreamStatsTarget, replies: Array<[Error | null, unknown]>): StreamStats | Error {
+  const { stream, group } = target;
+  if (replies.length < COMMANDS_PER_TARGET) return new Error(HEALTH_MESSAGES.statsFailed(stream, group, 'no reply'));
+  const failure = replies.find(([err]) => err)?.[0];
+  if (failure) {
+    // XPENDING says NOGROUP for a missing group or key; XINFO GROUPS says "no such key".
+    if (isNoGroupError(failure) || /no such key/i.test(failure.message)) return new Error(HEALTH_MESSAGES.noGroup(stream, group));
+    return new Error(HEALTH_MESSAGES.statsFailed(stream, group, failure.message));
+  }
+  const [summary, rows, groups, deadLetters] = replies.map(([, value]) => value) as [
+    XPendingSummary, XPendingRow[], unknown[][], number,
+  ];
+  const info = groups.map(pairsToObject).find((g) => g.name === group);
+  if (!info) return new Error(HEALTH_MESSAGES.noGroup(stream, group));
+  return {
+    ...target,
+    pending: Number(summary[0]),
+    oldestIdleMs: rows.reduce((max, [, , idleMs]) => Math.max(max, Number(idleMs)), 0),
+    // Redis < 7 has no lag field; Redis 7 answers nil when deletions make it unknowable.
+    lag: info.lag === null || info.lag === undefined ? null : Number(info.lag),
+    deadLetters: Number(deadLetters),
+    consumers: Number(info.consumers),
+  };
+}

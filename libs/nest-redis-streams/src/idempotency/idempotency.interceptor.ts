@@ -1,0 +1,24 @@
+import { type CallHandler, type ExecutionContext, Inject, Injectable, type NestInterceptor } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { from, lastValueFrom, type Observable } from 'rxjs';
+import { RedisStreamsContext } from '../context/redis-streams.context.js';
+import { IDEMPOTENCY_STORE, IDEMPOTENT_OPTIONS } from './idempotency.constants.js';
+import type { IdempotencyOptions } from './idempotency-options.interface.js';
+import type { IdempotencyStore } from './idempotency-store.interface.js';
+import { runOnce } from './run-once.js';
+
+/** Applies `runOnce` around handlers marked `@Idempotent()`. */
+@Injectable()
+export class IdempotencyInterceptor implements NestInterceptor {
+  constructor(
+    @Inject(IDEMPOTENCY_STORE) private readonly store: IdempotencyStore,
+    private readonly reflector: Reflector,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const ctx = context.switchToRpc().getContext();
+    if (!(ctx instanceof RedisStreamsContext)) return next.handle();
+    const options = this.reflector.get<IdempotencyOptions>(IDEMPOTENT_OPTIONS, context.getHandler()) ?? {};
+    return from(runOnce(this.store, ctx, () => lastValueFrom(next.handle(), { defaultValue: undefined }), options));
+  }
+}

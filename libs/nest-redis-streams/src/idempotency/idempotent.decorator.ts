@@ -1,0 +1,11 @@
+import { SetMetadata, UseInterceptors, applyDecorators } from '@nestjs/common';
+import { IDEMPOTENT_OPTIONS } from './idempotency.constants.js';
+import { IdempotencyInterceptor } from './idempotency.interceptor.js';
+import type { IdempotencyOptions } from './idempotency-options.interface.js';
+
+/**
+ * Runs the handler at most once per business event and consumer group. Needs an
+ * `IDEMPOTENCY_STORE` provider (e.g. `new RedisIdempotencyStore(redis)`) in the module.
+ */
+export const Idempotent = (options: IdempotencyOptions = {}) =>
+  applyDecorators(SetMetadata(IDEMPOTENT_OPTIONS, options), UseInterceptors(IdempotencyInterceptor));

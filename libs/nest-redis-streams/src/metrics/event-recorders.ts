@@ -1,0 +1,29 @@
+import type { TransportEventMap } from '../events/transport-events.js';
+import { DeadLetterReason } from '../recovery/dead-letter-record.js';
+import type { MetricInstruments } from './metric-instruments.js';
+
+/** One recorder per transport event, turning it into counter increments and observations. */
+export type EventRecorders = { [K in keyof TransportEventMap]: (...args: TransportEventMap[K]) => void };
+
+const labels = ({ stream, group }: { stream: string; group: string }) => ({ stream, group });
+
+/** Maps every transport event onto the instruments. */
+export function eventRecorders(m: MetricInstruments): EventRecorders {
+  return {
+    delivered: (e) => m.delivered.inc(labels(e)),
+    handled: (e) => {
+      m.handlerDuration.observe({ ...labels(e), outcome: e.ok ? 'ok' : 'error' }, e.durationMs / 1_000);
+      // A failed attempt has not reached its end; ids set by a skewed producer clock can lie ahead of ours.
+      if (e.ok) m.endToEndLatency.observe(labels(e), Math.max(0, e.endToEndMs) / 1_000);
+    },
+    acked: (e) => m.acked.inc(labels(e), e.count),
+    failed: (e) => m.failed.inc(labels(e)),
+    'dead-lettered': (e) => {
+      m.deadLettered.inc({ ...labels(e), reason: e.reason });
+      if (e.reason === DeadLetterReason.PAYLOAD_TRIMMED) m.lostByTrim.inc(labels(e));
+    },
+    reclaimed: (e) => m.reclaimed.inc(labels(e), e.count),
+    'lease-renewed': (e) => m.leaseRenewals.inc(labels(e), e.count),
+    'lease-lost': (e) => m.leasesLost.inc(labels(e)),
+  };
+}

@@ -1,0 +1,70 @@
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { METRIC_DEFINITIONS } from './metrics.constants.js';
+import type { PromClient } from './prom-client.loader.js';
+
+type StreamLabel = 'stream' | 'group';
+type MetricKey = keyof typeof METRIC_DEFINITIONS;
+
+const STREAM_LABELS: StreamLabel[] = ['stream', 'group'];
+
+/** The Prometheus instruments fed by one or more servers. */
+export interface MetricInstruments {
+  delivered: Counter<StreamLabel>;
+  acked: Counter<StreamLabel>;
+  failed: Counter<StreamLabel>;
+  reclaimed: Counter<StreamLabel>;
+  deadLettered: Counter<StreamLabel | 'reason'>;
+  lostByTrim: Counter<StreamLabel>;
+  leaseRenewals: Counter<StreamLabel>;
+  leasesLost: Counter<StreamLabel>;
+  handlerDuration: Histogram<StreamLabel | 'outcome'>;
+  endToEndLatency: Histogram<StreamLabel>;
+  pending: Gauge<StreamLabel>;
+  oldestIdle: Gauge<StreamLabel>;
+  lag: Gauge<StreamLabel>;
+  deadLetters: Gauge<StreamLabel>;
+}
+
+/** Where the instruments live and how the histograms bucket. */
+export interface InstrumentSettings {
+  registry: Registry;
+  prefix: string;
+  handlerDurationBuckets: number[];
+  endToEndLatencyBuckets: number[];
+}
+
+/**
+ * Finds each instrument in the registry or creates it there. Reusing what exists lets several
+ * servers (or a re-attach after detach) share one set; a second `new Counter` with the same
+ * name would throw.
+ */
+export function getOrCreateInstruments(client: PromClient, settings: InstrumentSettings): MetricInstruments {
+  const { registry, prefix } = settings;
+  const get = <M>(key: MetricKey, create: (base: { name: string; help: string; registers: Registry[] }) => M): M => {
+    const name = `${prefix}${METRIC_DEFINITIONS[key].name}`;
+    const existing = registry.getSingleMetric(name) as M | undefined;
+    return existing ?? create({ name, help: METRIC_DEFINITIONS[key].help, registers: [registry] });
+  };
+  const counter = (key: MetricKey) => get(key, (base) => new client.Counter({ ...base, labelNames: STREAM_LABELS }));
+  const gauge = (key: MetricKey) => get(key, (base) => new client.Gauge({ ...base, labelNames: STREAM_LABELS }));
+  return {
+    delivered: counter('delivered'),
+    acked: counter('acked'),
+    failed: counter('failed'),
+    reclaimed: counter('reclaimed'),
+    deadLettered: get('deadLettered', (base) => new client.Counter({ ...base, labelNames: [...STREAM_LABELS, 'reason'] })),
+    lostByTrim: counter('lostByTrim'),
+    leaseRenewals: counter('leaseRenewals'),
+    leasesLost: counter('leasesLost'),
+    handlerDuration: get('handlerDuration', (base) =>
+      new client.Histogram({ ...base, labelNames: [...STREAM_LABELS, 'outcome'], buckets: settings.handlerDurationBuckets }),
+    ),
+    endToEndLatency: get('endToEndLatency', (base) =>
+      new client.Histogram({ ...base, labelNames: STREAM_LABELS, buckets: settings.endToEndLatencyBuckets }),
+    ),
+    pending: gauge('pending'),
+    oldestIdle: gauge('oldestIdle'),
+    lag: gauge('lag'),
+    deadLetters: gauge('deadLetters'),
+  };
+}

@@ -1,0 +1,42 @@
+import type { Registry } from 'prom-client';
+
+/** Options of `RedisStreamsMetrics.attach()`. */
+export interface MetricsAttachOptions {
+  /**
+   * Registry the metrics are registered in (found and reused there when they exist, so several
+   * servers can share them).
+   * @default prom-client's global `register`
+   */
+  registry?: Registry;
+  /**
+   * Prefix of every metric name.
+   * @default 'redis_streams_'
+   */
+  prefix?: string;
+  /**
+   * How often the gauges (pending, oldest idle, lag, dead letters) are read from Redis; 0 turns
+   * sampling off (call `sampleNow()` yourself, e.g. before a scrape).
+   * @default 15000
+   */
+  sampleIntervalMs?: number;
+  /**
+   * Longest one sample may wait for Redis.
+   * @default 5000
+   */
+  sampleTimeoutMs?: number;
+  /**
+   * How many of the oldest pending entries are read for `oldest_pending_idle_seconds`.
+   * @default 100
+   */
+  idleSampleSize?: number;
+  /**
+   * Buckets of `handler_duration_seconds`.
+   * @default [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+   */
+  handlerDurationBuckets?: number[];
+  /**
+   * Buckets of `end_to_end_latency_seconds`.
+   * @default [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900]
+   */
+  endToEndLatencyBuckets?: number[];
+}

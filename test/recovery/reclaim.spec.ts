@@ -1,0 +1,127 @@
+import { Controller } from '@nestjs/common';
+import { Ctx, EventPattern } from '@nestjs/microservices';
+import type { Redis } from 'ioredis';
+import { RedisStreamsContext } from 'nest-redis-streams';
+import { pendingCount, redisClient, startMicroservice, unique, waitFor } from '../support/helpers.js';
+import { WorkerProcess } from '../support/worker-process.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('reclaiming entries of dead and slow consumers', () => {
+  let redis: Redis;
+  const closers: Array<() => Promise<unknown>> = [];
+  beforeAll(() => {
+    redis = redisClient();
+  });
+  afterEach(async () => {
+    while (closers.length) await closers.pop()!();
+  });
+  afterAll(() => redis.quit());
+
+  it('takes over the entry of a consumer process killed mid-handler; delivery count 2', async () => {
+    const stream = unique('sigkill');
+    const worker = await WorkerProcess.start({ REDIS_URL: process.env.REDIS_URL!, STREAM: stream, CONSUMER: 'doomed', BEHAVIOUR: 'slow:60000', MIN_IDLE: '500' });
+    closers.push(() => worker.kill());
+    const id = await redis.xadd(stream, '*', 'order', '42');
+    await worker.waitFor((m) => m.type === 'start' && m.id === id, 'the worker to start the entry');
+    await worker.kill('SIGKILL');
+
+    const handled: Array<[string, number, string]> = [];
+    @Controller()
+    class Survivor {
+      @EventPattern(stream)
+      handle(@Ctx() ctx: RedisStreamsContext) {
+        handled.push([ctx.getEntryId(), ctx.getDeliveryCount(), ctx.getConsumer()]);
+      }
+    }
+    const { app } = await startMicroservice([Survivor], { consumer: 'survivor', minIdleTimeMs: 500, reclaimIntervalMs: 100 });
+    closers.push(() => app.close());
+    await waitFor(() => handled.length === 1, 'the reclaimed entry to be handled');
+    expect(handled).toEqual([[id, 2, 'survivor']]);
+    await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'the ack');
+  }, 30_000);
+
+  it.each([
+    { label: 'on', leaseRenewal: true, runsAtLeast: 1, runsAtMost: 1 },
+    // Without leases the test must fail the guarantee: this shows it can.
+    { label: 'off', leaseRenewal: false, runsAtLeast: 2, runsAtMost: 10 },
+  ])('with lease renewal $label, a handler slower than 3x min-idle runs $runsAtLeast..$runsAtMost times across two instances', async ({ leaseRenewal, runsAtLeast, runsAtMost }) => {
+    const stream = unique('lease');
+    const runs: string[] = [];
+    const make = () => {
+      @Controller()
+      class Slow {
+        @EventPattern(stream)
+        async handle(@Ctx() ctx: RedisStreamsContext) {
+          runs.push(ctx.getConsumer());
+          await sleep(900);
+        }
+      }
+      return Slow;
+    };
+    const options = { minIdleTimeMs: 300, reclaimIntervalMs: 50, leaseRenewal };
+    const a = await startMicroservice([make()], { ...options, consumer: 'a' });
+    closers.push(() => a.app.close());
+    const b = await startMicroservice([make()], { ...options, consumer: 'b' });
+    closers.push(() => b.app.close());
+    await redis.xadd(stream, '*', 'payment', 'p-1');
+    await waitFor(async () => runs.length >= 1 && (await pendingCount(redis, stream, 'nest')) === 0, 'the entry to be acked', 10_000);
+    await sleep(400); // a reclaim would have happened by now (min-idle 300 ms, checked every 50 ms)
+    expect(runs.length).toBeGreaterThanOrEqual(runsAtLeast);
+    expect(runs.length).toBeLessThanOrEqual(runsAtMost);
+  }, 20_000);
+
+  it('never acks an entry that another consumer took over, and tells the handler through its signal', async () => {
+    const stream = unique('ownership');
+    let aborted = false;
+    let finished = false;
+    const lost: string[] = [];
+    @Controller()
+    class Holder {
+      @EventPattern(stream)
+      async handle(@Ctx() ctx: RedisStreamsContext) {
+        await waitFor(() => ctx.getSignal().aborted, 'the lease to be lost', 10_000).catch(() => undefined);
+        aborted = ctx.getSignal().aborted;
+        finished = true;
+      }
+    }
+    const { app, server } = await startMicroservice([Holder], { consumer: 'holder', minIdleTimeMs: 300, reclaimIntervalMs: 0 });
+    closers.push(() => app.close());
+    server.events.on('lease-lost', (e) => lost.push(e.id));
+    const id = (await redis.xadd(stream, '*', 'k', 'v'))!;
+    await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 1, 'the entry in flight');
+    // Another instance takes it over (as after a long GC pause).
+    await redis.xclaim(stream, 'nest', 'thief', 0, id, 'JUSTID');
+    await waitFor(() => finished, 'the handler to finish');
+    expect(aborted).toBe(true);
+    expect(lost).toContain(id);
+    await sleep(100);
+    const [[pendingId, owner]] = (await redis.xpending(stream, 'nest', '-', '+', 10)) as Array<[string, string]>;
+    expect([pendingId, owner]).toEqual([id, 'thief']);
+  }, 20_000);
+
+  it('gives each stale entry to exactly one of several concurrent reclaimers', async () => {
+    const stream = unique('reclaimers');
+    await redis.xgroup('CREATE', stream, 'nest', '0', 'MKSTREAM');
+    for (let i = 0; i < 60; i++) await redis.xadd(stream, '*', 'i', String(i));
+    await redis.xreadgroup('GROUP', 'nest', 'dead-pod', 'COUNT', 100, 'STREAMS', stream, '>');
+    const handled: string[] = [];
+    const make = () => {
+      @Controller()
+      class Worker {
+        @EventPattern(stream, { concurrency: 4 })
+        handle(@Ctx() ctx: RedisStreamsContext) {
+          handled.push(ctx.getEntryId());
+        }
+      }
+      return Worker;
+    };
+    for (const name of ['r1', 'r2', 'r3']) {
+      const { app } = await startMicroservice([make()], { consumer: name, minIdleTimeMs: 100, reclaimIntervalMs: 20, reclaimCount: 7 });
+      closers.push(() => app.close());
+    }
+    await waitFor(async () => handled.length >= 60 && (await pendingCount(redis, stream, 'nest')) === 0, 'every stale entry handled');
+    expect(handled.length).toBe(60);
+    expect(new Set(handled).size).toBe(60);
+  }, 20_000);
+});
