@@ -4,3 +4,4 @@ export * from './redis-streams.health.js';
 export { formatDuration, formatStatsTable } from './stats-table.js';
 export { evaluateStreamStats, type ResolvedThresholds, type StreamHealthStatus, type StreamVerdict } from './stream-health.js';
 export * from './stream-stats.js';
+export { collectServerStats, type ConsumerStats } from './server-stats.js';
