@@ -15,9 +15,9 @@ if (!process.env.REDIS_URL) {
     process.exit(1);
   }
 }
-// Chaos and recovery tests run consumers as separate processes from compiled JavaScript.
+// Recovery tests and the demo test run separate processes from compiled JavaScript.
 const tsc = 'node_modules/typescript/bin/tsc';
-for (const project of ['libs/nest-redis-streams/tsconfig.build.json', 'test/workers/tsconfig.json']) {
+for (const project of ['libs/nest-redis-streams/tsconfig.build.json', 'apps/orders-demo/tsconfig.app.json', 'test/workers/tsconfig.json']) {
   const built = spawnSync(process.execPath, [tsc, '-p', project], { stdio: 'inherit' });
   if (built.status !== 0) process.exit(built.status ?? 1);
 }

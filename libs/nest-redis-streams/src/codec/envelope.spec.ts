@@ -1,0 +1,41 @@
+import { UndecodableEntryError } from '../errors/undecodable-entry.error.js';
+import { decodeEntry, encodeEnvelope } from './envelope.js';
+import { JsonCodec } from './json.codec.js';
+
+const codec = new JsonCodec();
+
+describe('envelope', () => {
+  it('round-trips data, event id, headers and reply coordinates', () => {
+    const fields = encodeEnvelope({ data: { a: [1, 'x'] }, eventId: 'e-1', headers: { traceparent: 't' }, replyTo: 'r', correlationId: 'c' }, codec);
+    expect(decodeEntry(fields, codec)).toEqual({
+      data: { a: [1, 'x'] }, eventId: 'e-1', headers: { traceparent: 't' }, replyTo: 'r', correlationId: 'c', foreign: false,
+    });
+  });
+
+  it('generates an event id when the producer gives none', () => {
+    const decoded = decodeEntry(encodeEnvelope({ data: 1 }, codec), codec);
+    expect(decoded.eventId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('keeps undefined data decodable', () => {
+    expect(decodeEntry(encodeEnvelope({ data: undefined }, codec), codec).data).toBeNull();
+  });
+
+  it('reads a foreign entry as an object of its own fields, without touching prototypes', () => {
+    const decoded = decodeEntry(['__proto__', '{"polluted":true}', 'amount', '5'], codec);
+    expect(decoded.foreign).toBe(true);
+    expect(Object.getPrototypeOf(decoded.data)).toBe(Object.prototype);
+    expect((decoded.data as Record<string, unknown>).amount).toBe('5');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it.each([
+    [['v', 'nrs/1', 'data', '{oops'], /could not be deserialized/],
+    [['v', 'nrs/1'], /has no "data" field/],
+    [['v', 'nrs/1', 'data', '1', 'headers', '[1]'], /must be a JSON object/],
+    [['v', 'nrs/1', 'data', '1', 'headers', 'nope'], /is not JSON/],
+  ])('rejects a broken envelope %j with a reason', (fields, reason) => {
+    expect(() => decodeEntry(fields, codec)).toThrow(UndecodableEntryError);
+    expect(() => decodeEntry(fields, codec)).toThrow(reason);
+  });
+});

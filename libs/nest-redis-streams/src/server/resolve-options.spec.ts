@@ -1,0 +1,31 @@
+import { InvalidOptionsError } from '../errors/invalid-options.error.js';
+import { resolveHandlerOptions, resolveServerOptions } from './resolve-options.js';
+
+describe('option resolution', () => {
+  it('applies defaults once and lets handler extras override them', () => {
+    const server = resolveServerOptions({ consumer: 'pod-1', concurrency: 2 });
+    const handler = resolveHandlerOptions(server, { group: 'billing', concurrency: 100 }, 'orders');
+    expect(handler).toEqual({
+      group: 'billing', concurrency: 100, prefetchCount: 100, startId: '0', ackMode: 'auto',
+      maxDeliveries: 5, minIdleTimeMs: 30_000, deadLetterStream: 'orders:dlq',
+    });
+  });
+
+  it.each([
+    [{ blockMs: 0 }, 'Option "blockMs" must be a positive integer, got 0.'],
+    [{ reclaimIntervalMs: -1 }, 'Option "reclaimIntervalMs" must be a positive integer (or 0 to turn it off), got -1.'],
+    [{ consumer: '' }, 'Option "consumer" must be a non-empty string, got "".'],
+    [{ ackMode: 'later' as never }, 'Option "ackMode" must be "auto" or "manual", got "later".'],
+    [{ startId: 'latest' }, 'Option "startId" must be "0", "$" or a stream id like "1700000000000-0", got "latest".'],
+  ])('rejects %j naming the option and the value', (options, message) => {
+    expect(() => resolveServerOptions(options)).toThrow(InvalidOptionsError);
+    expect(() => resolveServerOptions(options)).toThrow(message);
+  });
+
+  it('names the stream when a handler option is wrong', () => {
+    const server = resolveServerOptions({ consumer: 'pod-1' });
+    expect(() => resolveHandlerOptions(server, { maxDeliveries: 1.5 }, 'orders')).toThrow(
+      'Option "maxDeliveries" must be a positive integer for stream "orders", got 1.5.',
+    );
+  });
+});

@@ -1,0 +1,64 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { waitFor } from '../support/helpers.js';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { startRedis, freePort } = require('../../scripts/lib/redis-process.cjs');
+
+/** The demo app as users run it: compiled, in its own process, against its own Redis. */
+describe('orders demo app over HTTP', () => {
+  let redis: { url: string; stop(): Promise<void> };
+  let app: ChildProcess;
+  let base: string;
+
+  beforeAll(async () => {
+    redis = await startRedis({ appendonly: false });
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    app = spawn(process.execPath, [join(__dirname, '../../dist/apps/orders-demo/main.js')], {
+      env: { ...process.env, REDIS_URL: redis.url, PORT: String(port), CONSUMER_NAME: 'demo-test-1' },
+      stdio: 'ignore',
+    });
+    await waitFor(async () => (await fetch(`${base}/health/live`)).ok, 'the demo to be live', 30_000);
+  }, 40_000);
+
+  afterAll(async () => {
+    if (app && app.exitCode === null) {
+      const exited = new Promise((r) => app.once('exit', r));
+      app.kill('SIGTERM');
+      await exited;
+    }
+    await redis?.stop();
+  });
+
+  const post = (order: object) =>
+    fetch(`${base}/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(order) });
+
+  it('accepts orders, processes them in three groups and reports health and metrics', async () => {
+    for (let i = 0; i < 20; i++) {
+      const res = await post({ orderId: `t-${i}`, customerId: 'c', amount: i === 7 ? -1 : 10 + i, items: [{ sku: 'a', quantity: 1 }] });
+      expect(res.status).toBe(202);
+    }
+    expect((await post({ orderId: 'bad' })).status).toBe(400);
+
+    const metricValue = (text: string, group: string, name: string) =>
+      Number(new RegExp(`^redis_streams_${name}\\{stream="orders",group="${group}"[^}]*\\} (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
+    const metrics = await waitFor(async () => {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      const ok = ['inventory', 'notifications'].every((g) => metricValue(text, g, 'entries_acked_total') === 20) &&
+        metricValue(text, 'payments', 'entries_acked_total') === 19;
+      return ok ? text : null;
+    }, 'every group to ack its entries', 20_000);
+    expect(metricValue(metrics, 'payments', 'entries_dead_lettered_total')).toBe(1);
+
+    const live = await fetch(`${base}/health/live`);
+    expect(live.status).toBe(200);
+    const ready = await (await fetch(`${base}/health/ready`)).json();
+    expect(ready.status).toBe('degraded');
+    expect(JSON.stringify(ready)).toContain('dead-letter stream \\"orders:dlq\\" is 1');
+
+    const table = await (await fetch(`${base}/streams`)).text();
+    expect(table).toMatch(/orders\s+payments\s+0\s/);
+    expect(table).toMatch(/orders\s+inventory\s+0\s/);
+  }, 40_000);
+});
