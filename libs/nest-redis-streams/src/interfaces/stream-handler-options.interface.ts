@@ -47,4 +47,18 @@ export interface StreamHandlerOptions {
    * @default `<stream>:dlq`
    */
   deadLetterStream?: string;
+  /**
+   * Number of partition streams the pattern is spread over (`orders:{0}` … `orders:{N-1}`, one
+   * hash tag each, so a Redis Cluster places them on different shards). The handler consumes all
+   * of them in its group; the client picks a partition per entry. 1 = a single stream `orders`.
+   * @default 1
+   */
+  partitions?: number;
+  /**
+   * Keeps entries with the same key in order with `concurrency` > 1: an entry waits until the
+   * previous entry of its key has finished. A field name of the payload (`'customerId'`) or a
+   * function of it. First deliveries keep their order; a retried entry runs after later ones.
+   * @default undefined (no per-key ordering)
+   */
+  orderingKey?: string | ((data: unknown) => string | undefined);
 }

@@ -19,6 +19,7 @@ import { createRedisConnection } from '../redis/connection.factory.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
 import { ConsumerScheduler } from './consumer-scheduler.js';
 import { type ResolvedServerOptions, resolveHandlerOptions, resolveServerOptions } from './resolve-options.js';
+import { partitionStreams } from './partitions.js';
 import { StreamConsumer } from './stream-consumer.js';
 import type { StreamSubscription } from './stream-subscription.js';
 
@@ -126,15 +127,18 @@ export class RedisStreamsServer
   }
 
   private buildSubscriptions(): StreamSubscription[] {
-    return [...this.handlerSpecs.values()].map(({ pattern, handler, extras, isEvent }) => {
-      const stream = `${this.options.keyPrefix}${pattern}`;
-      return {
+    return [...this.handlerSpecs.values()].flatMap(({ pattern, handler, extras, isEvent }) => {
+      const base = `${this.options.keyPrefix}${pattern}`;
+      resolveHandlerOptions(this.options, extras ?? {}, base);
+      // One subscription (read loop) per partition stream, all with the same handler and group.
+      return partitionStreams(base, extras?.partitions ?? 1).map((stream, partition) => ({
         pattern,
         stream,
-        kind: isEvent ? 'event' : 'message',
+        partition,
+        kind: isEvent ? ('event' as const) : ('message' as const),
         handler,
         options: resolveHandlerOptions(this.options, extras ?? {}, stream),
-      };
+      }));
     });
   }
 

@@ -44,6 +44,7 @@ export function resolveHandlerOptions(
     maxDeliveries: pick('maxDeliveries') as number,
     minIdleTimeMs: pick('minIdleTimeMs') as number,
     deadLetterStream: extras.deadLetterStream ?? `${stream}${DEAD_LETTER_SUFFIX}`,
+    orderingKey: extras.orderingKey,
   };
   if (typeof resolved.group !== 'string' || resolved.group.length === 0) {
     throw new InvalidOptionsError(MESSAGES.badString('group', resolved.group, where));
@@ -56,6 +57,11 @@ export function resolveHandlerOptions(
   }
   if (typeof resolved.startId !== 'string' || !START_ID.test(resolved.startId)) {
     throw new InvalidOptionsError(MESSAGES.badStartId(resolved.startId, where));
+  }
+  if (extras.partitions !== undefined) requirePositiveInteger('partitions', extras.partitions, where);
+  const key = resolved.orderingKey;
+  if (key !== undefined && typeof key !== 'function' && (typeof key !== 'string' || key.length === 0)) {
+    throw new InvalidOptionsError(MESSAGES.badString('orderingKey', key, where) + ' Give a payload field name or a function.');
   }
   resolved.prefetchCount = Math.max(resolved.prefetchCount, resolved.concurrency);
   return resolved;

@@ -11,6 +11,7 @@ import type { StreamEntryReply, XPendingRow, XReadGroupReply } from '../redis/re
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { AckBatcher } from './ack-batcher.js';
 import { HeldEntry } from './held-entry.js';
+import { KeySerializer } from './key-serializer.js';
 import type { StreamSubscription } from './stream-subscription.js';
 
 /** What a consumer needs from the server that owns it. */
@@ -45,6 +46,7 @@ export class StreamConsumer {
   private wake: (() => void) | null = null;
   private idle: (() => void) | null = null;
   private readonly acks: AckBatcher;
+  private readonly keys = new KeySerializer();
 
   constructor(readonly subscription: StreamSubscription, private readonly rt: ConsumerRuntime) {
     const { stream, options } = subscription;
@@ -287,7 +289,9 @@ export class StreamConsumer {
       this.stream, entry.id, this.group, this.consumer, entry.deliveries, decoded.headers, decoded.eventId ?? undefined, entry,
     ]);
     try {
-      await this.rt.invoke(this.subscription, decoded, ctx);
+      const key = this.orderingKeyOf(decoded.data);
+      if (key === undefined) await this.rt.invoke(this.subscription, decoded, ctx);
+      else await this.keys.run(key, () => this.rt.invoke(this.subscription, decoded, ctx));
     } catch (err) {
       this.emitHandled(entry, started, false);
       return this.fail(entry, err);
@@ -295,6 +299,14 @@ export class StreamConsumer {
     this.emitHandled(entry, started, true);
     if (entry.lost || entry.acked || entry.trimmed) return;
     if (options.ackMode === 'auto' || kind === 'message') this.acks.add(entry.id);
+  }
+
+  private orderingKeyOf(data: unknown): string | undefined {
+    const { orderingKey } = this.subscription.options;
+    if (orderingKey === undefined) return undefined;
+    if (typeof orderingKey === 'function') return orderingKey(data);
+    const value = typeof data === 'object' && data !== null ? (data as Record<string, unknown>)[orderingKey] : undefined;
+    return value === undefined || value === null ? undefined : String(value);
   }
 
   private emitHandled(entry: HeldEntry, started: number, ok: boolean): void {

@@ -11,12 +11,15 @@ export interface ResolvedHandlerOptions {
   maxDeliveries: number;
   minIdleTimeMs: number;
   deadLetterStream: string;
+  orderingKey?: string | ((data: unknown) => string | undefined);
 }
 
 /** One stream read in one group by one (possibly chained) handler. */
 export interface StreamSubscription {
   pattern: string;
   stream: string;
+  /** Partition index when the pattern is spread over several streams; 0 otherwise. */
+  partition: number;
   /** `event` for @EventPattern, `message` for @MessagePattern (request/response). */
   kind: 'event' | 'message';
   handler: MessageHandler;

@@ -1,0 +1,70 @@
+import { Controller } from '@nestjs/common';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import type { Redis } from 'ioredis';
+import { RedisStreamsContext, partitionOf, partitionStream } from 'nest-redis-streams';
+import { redisClient, startMicroservice, unique, waitFor } from '../support/helpers.js';
+
+describe('partitioned streams and per-key ordering', () => {
+  let redis: Redis;
+  const closers: Array<() => Promise<unknown>> = [];
+  beforeAll(() => {
+    redis = redisClient();
+  });
+  afterEach(async () => {
+    while (closers.length) await closers.pop()!();
+  });
+  afterAll(() => redis.quit());
+
+  it('consumes every partition of a pattern with one handler and group', async () => {
+    const stream = unique('partitioned');
+    const seen: Array<[string, string]> = [];
+    @Controller()
+    class Handlers {
+      @EventPattern(stream, { partitions: 3, group: 'g' })
+      handle(@Payload() data: { n: string }, @Ctx() ctx: RedisStreamsContext) {
+        seen.push([ctx.getStream(), data.n]);
+      }
+    }
+    const { app, server } = await startMicroservice([Handlers], {});
+    closers.push(() => app.close());
+    expect(server.getConsumers().map((c) => c.stream)).toEqual([0, 1, 2].map((p) => partitionStream(stream, p)));
+    for (let i = 0; i < 30; i++) await redis.xadd(partitionStream(stream, i % 3), '*', 'n', String(i));
+    await waitFor(() => seen.length === 30, 'all 30 entries');
+    expect(new Set(seen.map(([s]) => s)).size).toBe(3);
+  });
+
+  it('maps a key to the same partition every time, spread over all partitions', () => {
+    const keys = Array.from({ length: 1000 }, (_, i) => `customer-${i}`);
+    const counts = [0, 0, 0, 0];
+    for (const key of keys) counts[partitionOf(key, 4)]++;
+    expect(keys.every((k) => partitionOf(k, 4) === partitionOf(k, 4))).toBe(true);
+    expect(Math.min(...counts)).toBeGreaterThan(150);
+  });
+
+  it('keeps entries of one key in order with concurrency 16, while keys run in parallel', async () => {
+    const stream = unique('ordered');
+    const byKey = new Map<string, number[]>();
+    let running = 0;
+    let peak = 0;
+    @Controller()
+    class Handlers {
+      @EventPattern(stream, { concurrency: 16, orderingKey: 'k' })
+      async handle(@Payload() data: { k: string; seq: string }) {
+        running++;
+        peak = Math.max(peak, running);
+        await new Promise((r) => setTimeout(r, Number(data.seq) % 3));
+        byKey.set(data.k, [...(byKey.get(data.k) ?? []), Number(data.seq)]);
+        running--;
+      }
+    }
+    const { app } = await startMicroservice([Handlers], {});
+    closers.push(() => app.close());
+    const pipeline = redis.pipeline();
+    for (let seq = 0; seq < 400; seq++) pipeline.xadd(stream, '*', 'k', `key-${seq % 10}`, 'seq', String(seq));
+    await pipeline.exec();
+    await waitFor(() => [...byKey.values()].reduce((n, l) => n + l.length, 0) === 400, 'all 400 entries', 20_000);
+    for (const seqs of byKey.values()) expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(peak).toBeGreaterThan(1);
+    expect(peak).toBeLessThanOrEqual(10);
+  });
+});
