@@ -2,14 +2,14 @@ import type { Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { decodeEntry, type DecodedEntry } from '../codec/envelope.js';
 import { RedisStreamsContext } from '../context/redis-streams.context.js';
-import { isNonRetryable } from '../errors/non-retryable.error.js';
-import type { TransportEvents } from '../events/transport-events.js';
+import type { EntryRef, TransportEvents } from '../events/transport-events.js';
 import type { PayloadDeserializer } from '../interfaces/payload-codec.interface.js';
-import { DeadLetterReason, deadLetterFields, describeError } from '../recovery/dead-letter-record.js';
+import { DeadLetterReason } from '../recovery/dead-letter-record.js';
 import { isBusyGroupError, isConnectionClosedError, isNoGroupError } from '../redis/errors.js';
 import type { StreamEntryReply, XPendingRow, XReadGroupReply } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { AckBatcher } from './ack-batcher.js';
+import { FailureHandler } from './failure-handler.js';
 import { HeldEntry } from './held-entry.js';
 import { KeySerializer } from './key-serializer.js';
 import type { StreamSubscription } from './stream-subscription.js';
@@ -47,9 +47,11 @@ export class StreamConsumer {
   private idle: (() => void) | null = null;
   private readonly acks: AckBatcher;
   private readonly keys = new KeySerializer();
+  private readonly parking: FailureHandler;
 
   constructor(readonly subscription: StreamSubscription, private readonly rt: ConsumerRuntime) {
     const { stream, options } = subscription;
+    this.parking = new FailureHandler(this, rt);
     this.acks = new AckBatcher(
       rt.commands, stream, options.group, rt.consumer,
       (id) => this.ackRejected(id),
@@ -113,7 +115,7 @@ export class StreamConsumer {
     }
     await this.acks.drain();
     const unfinished = [...this.held.keys()];
-    if (unfinished.length > 0) await this.release(unfinished);
+    if (unfinished.length > 0) await this.parking.release(unfinished);
   }
 
   /** Takes entries claimed from other consumers (XAUTOCLAIM) into the same dispatch path. */
@@ -129,7 +131,7 @@ export class StreamConsumer {
   async tombstone(ids: string[]): Promise<void> {
     for (const id of ids) {
       const entry = new HeldEntry(id, null, 0, this);
-      await this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, undefined, false);
+      await this.parking.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, undefined, false);
     }
   }
 
@@ -268,19 +270,19 @@ export class StreamConsumer {
 
   private async process(entry: HeldEntry): Promise<void> {
     const { options, kind } = this.subscription;
-    if (entry.fields === null) return this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED);
+    if (entry.fields === null) return this.parking.park(entry, DeadLetterReason.PAYLOAD_TRIMMED);
     if (entry.deliveries > options.maxDeliveries) {
       const error = new Error(
         `Delivered ${entry.deliveries} times (maxDeliveries ${options.maxDeliveries}) without being acknowledged; ` +
           'the consumer may have crashed or hung while handling it.',
       );
-      return this.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
+      return this.parking.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
     }
     let decoded: DecodedEntry;
     try {
       decoded = decodeEntry(entry.fields, this.rt.deserializer);
     } catch (err) {
-      return this.park(entry, DeadLetterReason.UNDECODABLE, err);
+      return this.parking.park(entry, DeadLetterReason.UNDECODABLE, err);
     }
     const ref = this.ref(entry);
     this.rt.events.emit('delivered', ref);
@@ -294,7 +296,7 @@ export class StreamConsumer {
       else await this.keys.run(key, () => this.rt.invoke(this.subscription, decoded, ctx));
     } catch (err) {
       this.emitHandled(entry, started, false);
-      return this.fail(entry, err);
+      return this.parking.fail(entry, err);
     }
     this.emitHandled(entry, started, true);
     if (entry.lost || entry.acked || entry.trimmed) return;
@@ -316,70 +318,6 @@ export class StreamConsumer {
     this.rt.events.emit('handled', { ...this.ref(entry), durationMs, endToEndMs, ok });
   }
 
-  private async fail(entry: HeldEntry, error: unknown): Promise<void> {
-    const { maxDeliveries, minIdleTimeMs } = this.subscription.options;
-    const { message } = describeError(error);
-    this.rt.logger.error(
-      `Handler failed for entry ${entry.id} of stream "${this.stream}" (group "${this.group}", consumer ` +
-        `"${this.consumer}", delivery ${entry.deliveries}/${maxDeliveries}): ${message}`,
-    );
-    this.rt.events.emit('failed', { ...this.ref(entry), error });
-    if (entry.lost) return;
-    if (entry.trimmed) return this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
-    if (isNonRetryable(error)) return this.park(entry, DeadLetterReason.NON_RETRYABLE, error);
-    if (entry.deliveries >= maxDeliveries) return this.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
-    // Backdate the idle time so the reclaimer retries after the backoff, not at once and not
-    // only after a full min-idle (Redis caps delivery times at "now", so min-idle is the cap).
-    const backoff = Math.min(minIdleTimeMs, this.rt.retryBackoffMs * 2 ** (entry.deliveries - 1));
-    try {
-      const [, trimmed] = await this.rt.commands.nrsClaimIfOwned(
-        this.stream, this.group, this.consumer, minIdleTimeMs - backoff, entry.id,
-      );
-      if (trimmed.length > 0) await this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
-    } catch (err) {
-      this.rt.logger.warn(`Could not schedule the retry of entry ${entry.id}: ${(err as Error).message}`);
-    }
-  }
-
-  /** Moves an entry to the dead-letter stream and acks it, atomically and only while owned. */
-  private async park(entry: HeldEntry, reason: DeadLetterReason, error?: unknown, requireOwner = true): Promise<void> {
-    const dlq = this.subscription.options.deadLetterStream;
-    const fields = deadLetterFields(
-      { reason, stream: this.stream, id: entry.id, group: this.group, consumer: this.consumer, deliveries: entry.deliveries, error },
-      entry.fields,
-    );
-    try {
-      const deadLetterId = await this.rt.commands.nrsDeadLetterIfOwned(
-        this.stream, dlq, this.group, this.consumer, entry.id, requireOwner ? '1' : '0', ...fields,
-      );
-      if (deadLetterId === null) return this.markLost(entry.id);
-      this.rt.logger.warn(
-        `Entry ${entry.id} of stream "${this.stream}" (group "${this.group}") moved to "${dlq}" as ${deadLetterId}: ${reason}` +
-          (error === undefined ? '.' : ` (${describeError(error).message})`),
-      );
-      this.rt.events.emit('dead-lettered', { ...this.ref(entry), reason, deadLetterStream: dlq, deadLetterId });
-    } catch (err) {
-      this.rt.logger.error(
-        `Could not dead-letter entry ${entry.id} of stream "${this.stream}" (${(err as Error).message}); it stays pending.`,
-      );
-    }
-  }
-
-  /** Hands entries back: idle set to min-idle so any consumer's reclaimer takes them next round. */
-  private async release(ids: string[]): Promise<void> {
-    try {
-      const [, trimmed] = await this.rt.commands.nrsClaimIfOwned(
-        this.stream, this.group, this.consumer, this.subscription.options.minIdleTimeMs, ...ids,
-      );
-      for (const id of trimmed) {
-        const entry = this.held.get(id);
-        if (entry) await this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, undefined, false);
-      }
-    } catch (err) {
-      this.rt.logger.warn(`Could not hand back ${ids.length} unfinished entries: ${(err as Error).message}`);
-    }
-  }
-
   /** Delivery counts from the PEL for entries read by id or claimed (XREADGROUP `>` is always 1). */
   private async deliveryCounts(entries: StreamEntryReply[]): Promise<Map<string, number>> {
     const first = entries[0][0];
@@ -390,7 +328,7 @@ export class StreamConsumer {
     return new Map(rows.map(([id, , , deliveries]) => [id, Number(deliveries)]));
   }
 
-  private ref(entry: HeldEntry) {
+  ref(entry: HeldEntry): EntryRef {
     return { stream: this.stream, group: this.group, consumer: this.consumer, id: entry.id, deliveries: entry.deliveries };
   }
 }
