@@ -15,6 +15,9 @@ export const MESSAGES = {
   duplicateMessageHandler: (stream: string, group: string) =>
     `Two @MessagePattern handlers read stream "${stream}" in group "${group}": a request must have one answer. ` +
     'Give one of them another group or pattern.',
+  crossSlotDeadLetter: (stream: string, dlq: string) =>
+    `Dead-letter stream "${dlq}" hashes to another cluster slot than stream "${stream}", so an entry could not ` +
+    `be moved there atomically. Give both the same hash tag (e.g. "{${stream}}:dlq") or leave deadLetterStream unset.`,
   mixedHandlerKinds: (stream: string, group: string) =>
     `Stream "${stream}" has both @EventPattern and @MessagePattern handlers in group "${group}"; ` +
     'each entry goes to one consumer of a group, so give them different groups.',

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { isNoGroupError } from '../redis/errors.js';
+import { isCluster } from '../redis/connection.factory.js';
 import { pairsToObject, type XPendingRow, type XPendingSummary } from '../redis/replies.js';
 import { HEALTH_DEFAULTS, HEALTH_MESSAGES } from './health.constants.js';
 
@@ -72,6 +73,17 @@ export async function collectStreamStatsBatch(
   idleSampleSize: number = HEALTH_DEFAULTS.idleSampleSize,
 ): Promise<Array<StreamStats | Error>> {
   if (targets.length === 0) return [];
+  // A cluster pipeline must stay within one slot: one pipeline per target there, all in parallel.
+  const batches = isCluster(redis) ? targets.map((t) => [t]) : [targets];
+  const results = await Promise.all(batches.map((batch) => statsPipeline(redis, batch, idleSampleSize)));
+  return results.flat();
+}
+
+async function statsPipeline(
+  redis: Redis,
+  targets: readonly StreamStatsTarget[],
+  idleSampleSize: number,
+): Promise<Array<StreamStats | Error>> {
   const pipeline = redis.pipeline();
   for (const { stream, group, deadLetterStream } of targets) {
     pipeline.xpending(stream, group);

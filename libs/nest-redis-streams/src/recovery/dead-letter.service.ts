@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { DEAD_LETTER_SUFFIX } from '../constants.js';
+import { defaultDeadLetterStream } from '../server/resolve-options.js';
 import { type DeadLetterReason, splitDeadLetterFields } from './dead-letter-record.js';
 
 /** One parked entry as an operator sees it. */
@@ -46,8 +46,8 @@ export class DeadLetterService {
   constructor(private readonly redis: Redis) {}
 
   /** Dead-letter stream name for a source stream (the transport's default naming). */
-  static streamFor(stream: string): string {
-    return `${stream}${DEAD_LETTER_SUFFIX}`;
+  static streamFor(stream: string, cluster = false): string {
+    return defaultDeadLetterStream(stream, cluster);
   }
 
   /** Oldest first; `after` is the last id of the previous page. */

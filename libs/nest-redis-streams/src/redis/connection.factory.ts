@@ -1,28 +1,56 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { MAX_RECONNECT_BACKOFF_MS, defaultRedisUrl } from '../constants.js';
-import type { RedisConnectionOptions } from '../interfaces/connection-options.interface.js';
+import type { ClusterConnectionOptions, RedisConnectionOptions } from '../interfaces/connection-options.interface.js';
+
+const retryStrategy = (attempt: number) => Math.min(50 * 2 ** Math.min(attempt, 10), MAX_RECONNECT_BACKOFF_MS);
+
+export function isClusterConnection(connection: RedisConnectionOptions | undefined): connection is ClusterConnectionOptions {
+  return typeof connection === 'object' && connection !== null && Array.isArray((connection as ClusterConnectionOptions).cluster);
+}
 
 /**
  * Opens a connection named `nrs:<role>` (visible in CLIENT LIST). It retries for ever with a
  * capped back-off: a Redis restart must never end consumption.
+ *
+ * A cluster connection is returned typed as `Redis`: ioredis' `Cluster` has the same command
+ * methods, scripts and pipelines, and the transport only ever sends commands whose keys share
+ * one slot (a stream, its hash-tagged dead-letter stream, one pipeline per stream).
  */
 export function createRedisConnection(
   connection: RedisConnectionOptions | undefined,
   role: string,
   overrides: RedisOptions = {},
 ): Redis {
-  const base: RedisOptions = {
-    connectionName: `nrs:${role}`,
-    retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 10), MAX_RECONNECT_BACKOFF_MS),
-    lazyConnect: true,
-    ...overrides,
-  };
+  const base: RedisOptions = { connectionName: `nrs:${role}`, retryStrategy, lazyConnect: true, ...overrides };
+  if (isClusterConnection(connection)) {
+    const { clusterOptions = {} } = connection;
+    const cluster = new Cluster(connection.cluster, {
+      clusterRetryStrategy: retryStrategy,
+      ...clusterOptions,
+      lazyConnect: true,
+      // ioredis gives up on a command after this many MOVED/ASK/TRYAGAIN redirections; a
+      // failover can take several seconds of them.
+      maxRedirections: clusterOptions.maxRedirections ?? 64,
+      retryDelayOnFailover: clusterOptions.retryDelayOnFailover ?? 200,
+      retryDelayOnClusterDown: clusterOptions.retryDelayOnClusterDown ?? 200,
+      redisOptions: { ...clusterOptions.redisOptions, ...base },
+    });
+    return cluster as unknown as Redis;
+  }
   const target = connection ?? defaultRedisUrl();
   return typeof target === 'string' ? new Redis(target, base) : new Redis({ ...target, ...base });
 }
 
+/** True for a connection made from cluster options. */
+export function isCluster(redis: Redis): boolean {
+  return (redis as unknown) instanceof Cluster;
+}
+
 /** Readable address for messages, without credentials. */
 export function describeConnection(connection: RedisConnectionOptions | undefined): string {
+  if (isClusterConnection(connection)) {
+    return `cluster ${connection.cluster.map((n) => (typeof n === 'object' ? `${n.host ?? '127.0.0.1'}:${n.port}` : String(n))).join(',')}`;
+  }
   const target = connection ?? defaultRedisUrl();
   if (typeof target === 'string') return target.replace(/\/\/[^@/]*@/, '//');
   return `redis://${target.host ?? '127.0.0.1'}:${target.port ?? 6379}`;

@@ -15,7 +15,7 @@ import type { RedisStreamsServerOptions } from '../interfaces/server-options.int
 import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.interface.js';
 import { MESSAGES } from '../messages.js';
 import { connectOrExplain, watchStatus } from '../redis/connect.js';
-import { createRedisConnection } from '../redis/connection.factory.js';
+import { createRedisConnection, isClusterConnection } from '../redis/connection.factory.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
 import { ConsumerScheduler } from './consumer-scheduler.js';
 import { type ResolvedServerOptions, resolveHandlerOptions, resolveServerOptions } from './resolve-options.js';
@@ -129,7 +129,8 @@ export class RedisStreamsServer
   private buildSubscriptions(): StreamSubscription[] {
     return [...this.handlerSpecs.values()].flatMap(({ pattern, handler, extras, isEvent }) => {
       const base = `${this.options.keyPrefix}${pattern}`;
-      resolveHandlerOptions(this.options, extras ?? {}, base);
+      const cluster = isClusterConnection(this.options.connection);
+      resolveHandlerOptions(this.options, extras ?? {}, base, cluster);
       // One subscription (read loop) per partition stream, all with the same handler and group.
       return partitionStreams(base, extras?.partitions ?? 1).map((stream, partition) => ({
         pattern,
@@ -137,7 +138,7 @@ export class RedisStreamsServer
         partition,
         kind: isEvent ? ('event' as const) : ('message' as const),
         handler,
-        options: resolveHandlerOptions(this.options, extras ?? {}, stream),
+        options: resolveHandlerOptions(this.options, extras ?? {}, stream, cluster),
       }));
     });
   }

@@ -3,6 +3,7 @@ import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import type { RedisStreamsServerOptions } from '../interfaces/server-options.interface.js';
 import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.interface.js';
 import { MESSAGES } from '../messages.js';
+import { hasHashTag, slotOf } from '../redis/slots.js';
 import type { ResolvedHandlerOptions } from './stream-subscription.js';
 
 export type ResolvedServerOptions = typeof SERVER_DEFAULTS &
@@ -32,6 +33,7 @@ export function resolveHandlerOptions(
   server: ResolvedServerOptions | (typeof SERVER_DEFAULTS & StreamHandlerOptions),
   extras: StreamHandlerOptions,
   stream: string,
+  cluster = false,
 ): ResolvedHandlerOptions {
   const where = stream === '(server defaults)' ? '' : ` for stream "${stream}"`;
   const pick = <K extends keyof StreamHandlerOptions>(key: K) => extras[key] ?? server[key];
@@ -43,7 +45,7 @@ export function resolveHandlerOptions(
     ackMode: pick('ackMode') as ResolvedHandlerOptions['ackMode'],
     maxDeliveries: pick('maxDeliveries') as number,
     minIdleTimeMs: pick('minIdleTimeMs') as number,
-    deadLetterStream: extras.deadLetterStream ?? `${stream}${DEAD_LETTER_SUFFIX}`,
+    deadLetterStream: extras.deadLetterStream ?? defaultDeadLetterStream(stream, cluster),
     orderingKey: extras.orderingKey,
   };
   if (typeof resolved.group !== 'string' || resolved.group.length === 0) {
@@ -63,8 +65,20 @@ export function resolveHandlerOptions(
   if (key !== undefined && typeof key !== 'function' && (typeof key !== 'string' || key.length === 0)) {
     throw new InvalidOptionsError(MESSAGES.badString('orderingKey', key, where) + ' Give a payload field name or a function.');
   }
+  if (cluster && slotOf(resolved.deadLetterStream) !== slotOf(stream)) {
+    throw new InvalidOptionsError(MESSAGES.crossSlotDeadLetter(stream, resolved.deadLetterStream));
+  }
   resolved.prefetchCount = Math.max(resolved.prefetchCount, resolved.concurrency);
   return resolved;
+}
+
+/**
+ * `<stream>:dlq`. On a cluster, a stream without a hash tag gets `{<stream>}:dlq`, which hashes
+ * like the stream itself: parking an entry (XADD there + XACK here) is one atomic script, and a
+ * script's keys must share a slot.
+ */
+export function defaultDeadLetterStream(stream: string, cluster: boolean): string {
+  return cluster && !hasHashTag(stream) ? `{${stream}}${DEAD_LETTER_SUFFIX}` : `${stream}${DEAD_LETTER_SUFFIX}`;
 }
 
 function requirePositiveInteger(option: string, value: unknown, where: string): void {

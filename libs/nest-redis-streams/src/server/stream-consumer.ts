@@ -5,7 +5,7 @@ import { RedisStreamsContext } from '../context/redis-streams.context.js';
 import type { EntryRef, TransportEvents } from '../events/transport-events.js';
 import type { PayloadDeserializer } from '../interfaces/payload-codec.interface.js';
 import { DeadLetterReason } from '../recovery/dead-letter-record.js';
-import { isBusyGroupError, isConnectionClosedError, isNoGroupError } from '../redis/errors.js';
+import { isBusyGroupError, isNoGroupError } from '../redis/errors.js';
 import type { StreamEntryReply, XPendingRow, XReadGroupReply } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { AckBatcher } from './ack-batcher.js';
@@ -213,7 +213,9 @@ export class StreamConsumer {
           for (const [id, fields] of entries) this.accept(new HeldEntry(id, fields, 1, this));
         }
       } catch (err) {
-        if (this.stopping && isConnectionClosedError(err)) break;
+        // Closing the reader is how stop() interrupts a blocking read; whatever it throws then
+        // (single node or cluster wording) is the end of the loop, not a fault.
+        if (this.stopping) break;
         failures++;
         await this.recoverFromReadError(err as Error, failures, options.startId);
       }

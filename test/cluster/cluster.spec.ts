@@ -1,0 +1,155 @@
+import { Controller } from '@nestjs/common';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import { Cluster } from 'ioredis';
+import { DeadLetterService, RedisStreamsContext, partitionOf, partitionStream } from 'nest-redis-streams';
+import { startMicroservice, unique, waitFor } from '../support/helpers.js';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { startCluster } = require('../../scripts/lib/redis-cluster.cjs');
+
+const PARTITIONS = 6;
+
+/** A Redis Cluster of 3 masters and 3 replicas on loopback ports, started by the test. */
+describe('Redis Cluster', () => {
+  let cluster: { startupNodes: Array<{ host: string; port: number }>; masters(): Array<{ port: number }>; killMaster(n: unknown): Promise<void>; stop(): Promise<void> };
+  let redis: Cluster;
+  const closers: Array<() => Promise<unknown>> = [];
+  const connection = () => ({ cluster: cluster.startupNodes, clusterOptions: { redisOptions: { maxRetriesPerRequest: null } } });
+
+  beforeAll(async () => {
+    cluster = await startCluster({ masters: 3, replicas: 1 });
+    redis = new Cluster(cluster.startupNodes);
+  }, 60_000);
+  afterEach(async () => {
+    while (closers.length) await closers.pop()!();
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    await cluster?.stop();
+  });
+
+  /** Port of the master serving a key's slot. */
+  async function masterOf(key: string): Promise<number> {
+    const slot = Number(await redis.cluster('KEYSLOT', key));
+    const slots = (await redis.cluster('SLOTS')) as Array<[number, number, [string, number]]>;
+    return slots.find(([from, to]) => slot >= from && slot <= to)![2][1];
+  }
+
+  it('consumes and acks every partition, spread over all three masters, with per-key order kept', async () => {
+    const stream = unique('cl-orders');
+    const byKey = new Map<string, number[]>();
+    let handled = 0;
+    @Controller()
+    class Handlers {
+      @EventPattern(stream, { partitions: PARTITIONS, concurrency: 32, prefetchCount: 256, orderingKey: 'k' })
+      async handle(@Payload() data: { k: string; seq: string }) {
+        if (Number(data.seq) % 7 === 0) await new Promise((r) => setImmediate(r));
+        byKey.set(data.k, [...(byKey.get(data.k) ?? []), Number(data.seq)]);
+        handled++;
+      }
+    }
+    const { app } = await startMicroservice([Handlers], { connection: connection() });
+    closers.push(() => app.close());
+    const partitions = Array.from({ length: PARTITIONS }, (_, p) => partitionStream(stream, p));
+    const owners = new Set(await Promise.all(partitions.map(masterOf)));
+    expect(owners.size).toBe(3);
+
+    const total = 10_000;
+    for (let from = 0; from < total; from += 500) {
+      // One pipeline per partition: a cluster pipeline must stay within one slot.
+      const batches = new Map<number, ReturnType<Cluster['pipeline']>>();
+      for (let seq = from; seq < from + 500; seq++) {
+        const k = `customer-${seq % 50}`;
+        const p = partitionOf(k, PARTITIONS);
+        if (!batches.has(p)) batches.set(p, redis.pipeline());
+        batches.get(p)!.xadd(partitionStream(stream, p), '*', 'k', k, 'seq', String(seq));
+      }
+      await Promise.all([...batches.values()].map((b) => b.exec()));
+    }
+    await waitFor(() => handled === total, `${total} entries`, 60_000);
+    for (const seqs of byKey.values()) expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    await waitFor(async () => {
+      const pending = await Promise.all(partitions.map(async (s) => Number(((await redis.xpending(s, 'nest')) as [number])[0])));
+      return pending.every((n) => n === 0);
+    }, 'every partition acked');
+  }, 90_000);
+
+  it('reclaims a dead consumer\'s entry and dead-letters a poison entry on the same shard', async () => {
+    const stream = unique('cl-recovery');
+    const seen: Array<[string, number]> = [];
+    @Controller()
+    class Handlers {
+      @EventPattern(stream, { maxDeliveries: 2 })
+      handle(@Payload() data: { kind: string }, @Ctx() ctx: RedisStreamsContext) {
+        seen.push([data.kind, ctx.getDeliveryCount()]);
+        if (data.kind === 'poison') throw new Error('cannot process');
+      }
+    }
+    await redis.xgroup('CREATE', stream, 'nest', '0', 'MKSTREAM');
+    await redis.xadd(stream, '*', 'kind', 'orphan');
+    await redis.xreadgroup('GROUP', 'nest', 'dead-pod', 'COUNT', 1, 'STREAMS', stream, '>');
+    const { app } = await startMicroservice([Handlers], {
+      connection: connection(), minIdleTimeMs: 200, reclaimIntervalMs: 50, retryBackoffMs: 10,
+    });
+    closers.push(() => app.close());
+    await redis.xadd(stream, '*', 'kind', 'poison');
+    const dlq = DeadLetterService.streamFor(stream, true);
+    expect(dlq).toBe(`{${stream}}:dlq`);
+    await waitFor(async () => (await redis.xlen(dlq)) === 1, 'the dead letter', 10_000);
+    expect(seen).toEqual(expect.arrayContaining([['orphan', 2], ['poison', 1], ['poison', 2]]));
+    expect(Number(((await redis.xpending(stream, 'nest')) as [number])[0])).toBe(0);
+  }, 30_000);
+
+  it('survives a master failover: consumption resumes, and the loss window is measured', async () => {
+    const stream = unique('cl-failover');
+    const consumed = new Set<string>();
+    @Controller()
+    class Handlers {
+      @EventPattern(stream, { partitions: 3, concurrency: 8 })
+      handle(@Payload() data: { seq: string }) {
+        consumed.add(data.seq);
+      }
+    }
+    const { app } = await startMicroservice([Handlers], { connection: connection() });
+    closers.push(() => app.close());
+    const producer = new Cluster(cluster.startupNodes, { redisOptions: { maxRetriesPerRequest: 50 }, retryDelayOnFailover: 200, maxRedirections: 64 });
+    closers.push(async () => producer.disconnect());
+    const produced: string[] = [];
+    let seq = 0;
+    let producing = true;
+    const produce = (async () => {
+      while (producing) {
+        const s = String(seq++);
+        const key = partitionStream(stream, Number(s) % 3);
+        // Count an entry as produced only once Redis answered with its id; retry otherwise.
+        for (;;) {
+          try {
+            await producer.xadd(key, '*', 'seq', s);
+            produced.push(s);
+            break;
+          } catch {
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        }
+        if (Number(s) % 20 === 0) await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    await waitFor(() => consumed.size > 300, 'consumption before the failover', 20_000);
+    const victimPort = await masterOf(partitionStream(stream, 0));
+    const victim = (cluster as unknown as { nodes: Array<{ port: number }> }).nodes.find((n) => n.port === victimPort);
+    const killedAt = produced.length;
+    await cluster.killMaster(victim);
+    const afterFailover = produced.length;
+    await waitFor(() => produced.length > afterFailover + 300, 'production after the failover', 30_000);
+    producing = false;
+    await produce;
+    await waitFor(() => produced.filter((s) => Number(s) >= Number(produced[afterFailover])).every((s) => consumed.has(s)),
+      'every entry produced after the failover to be consumed', 30_000);
+    const lost = produced.filter((s) => !consumed.has(s));
+    // Replication is asynchronous: entries acknowledged by the old master just before it died may
+    // not have reached its replica. Report the window; everything after the failover must arrive.
+    process.stdout.write(`failover: produced ${produced.length}, consumed ${consumed.size}, lost ${lost.length} ` +
+      `(all acknowledged within the last moments before the kill at #${killedAt})\n`);
+    expect(lost.every((s) => Number(s) < Number(produced[afterFailover]))).toBe(true);
+  }, 120_000);
+});
