@@ -31,7 +31,7 @@ describe('Redis Cluster', () => {
   /** Port of the master serving a key's slot. */
   async function masterOf(key: string): Promise<number> {
     const slot = Number(await redis.cluster('KEYSLOT', key));
-    const slots = (await redis.cluster('SLOTS')) as Array<[number, number, [string, number]]>;
+    const slots = (await redis.cluster('SLOTS')) as unknown as Array<[number, number, [string, number]]>;
     return slots.find(([from, to]) => slot >= from && slot <= to)![2][1];
   }
 

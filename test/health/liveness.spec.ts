@@ -81,4 +81,21 @@ describe('RedisStreamsHealthIndicator.isLive', () => {
     await waitFor(async () => (await indicator.isLive('redis-streams', server, { graceMs: 300 }))['redis-streams'].status === 'up',
       'liveness to recover once the handler finished');
   });
+
+  it('fails when one handler runs longer than maxHandlerMs, even though its lease keeps it owned', async () => {
+    const stream = unique('live-hung');
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { app, server } = await startMicroservice([controllerFor(stream, gate)], { concurrency: 4, minIdleTimeMs: 300 });
+    closers.push(() => app.close());
+    const id = await server.unwrap().xadd(stream, '*', 'n', '1');
+    const hung = await waitFor(async () => {
+      const r = await indicator.isLive('redis-streams', server, { maxHandlerMs: 400 });
+      return r['redis-streams'].status === 'down' ? r : null;
+    }, 'liveness to see the hung handler');
+    expect(hung['redis-streams'].reason).toMatch(new RegExp(`the handler of entry ${id} has been running for \\d+ ms \\(maxHandlerMs 400\\)`));
+    release();
+    await waitFor(async () => (await indicator.isLive('redis-streams', server, { maxHandlerMs: 400 }))['redis-streams'].status === 'up',
+      'liveness to recover');
+  });
 });

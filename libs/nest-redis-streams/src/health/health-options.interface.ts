@@ -65,6 +65,12 @@ export interface LivenessOptions {
    */
   graceMs?: number;
   /**
+   * Longest a single handler may run before the instance counts as wedged. Lease renewal keeps a
+   * hung handler's entry owned for ever, so neither idle time nor the read loop shows it; this does.
+   * @default undefined (not checked)
+   */
+  maxHandlerMs?: number;
+  /**
    * Longest the PING may take before Redis counts as unreachable.
    * @default 2000
    */

@@ -32,6 +32,9 @@ export const HEALTH_MESSAGES = {
   readLoopStalled: (stream: string, group: string, ageMs: number, graceMs: number) =>
     `Stream "${stream}" group "${group}": the read loop has not completed a read for ${ageMs} ms ` +
     `(grace ${graceMs} ms, graceMs).`,
+  handlerHung: (stream: string, group: string, id: string, runningMs: number, maxMs: number) =>
+    `Stream "${stream}" group "${group}": the handler of entry ${id} has been running for ${runningMs} ms ` +
+    `(maxHandlerMs ${maxMs}).`,
   prefetchFull: (held: number) =>
     ` All ${held} prefetch slots hold unfinished entries: no handler has finished one in that time.`,
 };

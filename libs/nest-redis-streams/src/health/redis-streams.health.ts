@@ -36,6 +36,8 @@ export interface ReadLoopReport {
   lastReadAgeMs: number;
   /** Entries this consumer holds: running, waiting for a slot or being acked. */
   held: number;
+  /** How long the longest-running handler of this loop has been running (0 when none runs). */
+  longestHandlerMs: number;
 }
 
 /**
@@ -122,7 +124,11 @@ export class RedisStreamsHealthIndicator {
         problems.push(HEALTH_MESSAGES.readLoopStalled(consumer.stream, consumer.group, lastReadAgeMs, graceMs) + full);
       }
       const { stream, group, consumer: name } = consumer;
-      return { stream, group, consumer: name, lastReadAgeMs, held: consumer.held.size };
+      const longest = consumer.longestRunning(now);
+      if (options.maxHandlerMs !== undefined && longest && longest.runningMs > options.maxHandlerMs) {
+        problems.push(HEALTH_MESSAGES.handlerHung(stream, group, longest.id, longest.runningMs, options.maxHandlerMs));
+      }
+      return { stream, group, consumer: name, lastReadAgeMs, held: consumer.held.size, longestHandlerMs: longest?.runningMs ?? 0 };
     });
     const data = { pingMs, graceMs, readLoops };
     return problems.length > 0 ? session.down({ ...data, reason: problems.join(' ') }) : session.up(data);

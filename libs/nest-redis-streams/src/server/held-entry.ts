@@ -16,6 +16,8 @@ export class HeldEntry implements EntryControl {
   acked = false;
   /** Trimming removed its payload while it was held, and Redis dropped it from the PEL. */
   trimmed = false;
+  /** When its handler started (ms since epoch); 0 while it waits for a slot. */
+  startedAt = 0;
   private controller: AbortController | null = null;
 
   constructor(

@@ -248,8 +248,18 @@ export class StreamConsumer {
     else this.waiting.push(entry);
   }
 
+  /** The handler that has been running longest, for liveness checks. */
+  longestRunning(now = Date.now()): { id: string; runningMs: number } | null {
+    let oldest: HeldEntry | null = null;
+    for (const entry of this.held.values()) {
+      if (entry.startedAt > 0 && (!oldest || entry.startedAt < oldest.startedAt)) oldest = entry;
+    }
+    return oldest ? { id: oldest.id, runningMs: now - oldest.startedAt } : null;
+  }
+
   private run(entry: HeldEntry): void {
     this.running++;
+    entry.startedAt = Date.now();
     this.process(entry)
       .catch((err: Error) =>
         this.rt.logger.error(`Unexpected failure settling entry ${entry.id} of "${this.stream}": ${err.stack ?? err}`),
