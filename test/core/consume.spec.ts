@@ -1,19 +1,10 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import type { Redis } from 'ioredis';
 import { JsonCodec, RedisStreamsContext, encodeEnvelope } from 'nest-redis-streams';
-import { pendingCount, redisClient, startMicroservice, unique, waitFor } from '../support/helpers.js';
+import { pendingCount, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
 
 describe('consuming a stream in a consumer group', () => {
-  let redis: Redis;
-  const closers: Array<() => Promise<unknown>> = [];
-  beforeAll(() => {
-    redis = redisClient();
-  });
-  afterEach(async () => {
-    while (closers.length) await closers.pop()!();
-  });
-  afterAll(() => redis.quit());
+  const { redis, closers } = testContext();
 
   it('decodes the library envelope to data, headers and event id, and acks after the handler', async () => {
     const stream = unique('envelope');

@@ -2,21 +2,13 @@ import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { Redis } from 'ioredis';
 import { DLQ_FIELDS, RedisStreamsContext, RedisStreamsServer, RedisStreamsStatus } from 'nest-redis-streams';
-import { pendingCount, readAll, redisClient, startMicroservice, unique, waitFor } from '../support/helpers.js';
+import { pendingCount, readAll, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startRedis } = require('../../scripts/lib/redis-process.cjs');
 
 describe('faults the read loop survives', () => {
-  let redis: Redis;
-  const closers: Array<() => Promise<unknown>> = [];
-  beforeAll(() => {
-    redis = redisClient();
-  });
-  afterEach(async () => {
-    while (closers.length) await closers.pop()!();
-  });
-  afterAll(() => redis.quit());
+  const { redis, closers } = testContext();
 
   it('replays its own pending entries after a restart, before new ones, with the delivery count raised', async () => {
     const stream = unique('replay');

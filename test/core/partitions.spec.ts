@@ -1,19 +1,10 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import type { Redis } from 'ioredis';
 import { RedisStreamsContext, partitionOf, partitionStream } from 'nest-redis-streams';
-import { redisClient, startMicroservice, unique, waitFor } from '../support/helpers.js';
+import { startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
 
 describe('partitioned streams and per-key ordering', () => {
-  let redis: Redis;
-  const closers: Array<() => Promise<unknown>> = [];
-  beforeAll(() => {
-    redis = redisClient();
-  });
-  afterEach(async () => {
-    while (closers.length) await closers.pop()!();
-  });
-  afterAll(() => redis.quit());
+  const { redis, closers } = testContext();
 
   it('consumes every partition of a pattern with one handler and group', async () => {
     const stream = unique('partitioned');

@@ -1,24 +1,14 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import type { Redis } from 'ioredis';
 import { DeadLetterService, NonRetryableError, RedisStreamsContext } from 'nest-redis-streams';
-import { pendingCount, readAll, redisClient, startMicroservice, unique, waitFor } from '../support/helpers.js';
+import { pendingCount, readAll, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
 import { WorkerProcess } from '../support/worker-process.js';
 
 const fastRetry = { minIdleTimeMs: 200, reclaimIntervalMs: 50, retryBackoffMs: 10 };
 
 describe('dead-letter stream', () => {
-  let redis: Redis;
-  let deadLetters: DeadLetterService;
-  const closers: Array<() => Promise<unknown>> = [];
-  beforeAll(() => {
-    redis = redisClient();
-    deadLetters = new DeadLetterService(redis);
-  });
-  afterEach(async () => {
-    while (closers.length) await closers.pop()!();
-  });
-  afterAll(() => redis.quit());
+  const { redis, closers } = testContext();
+  const deadLetters = new DeadLetterService(redis);
 
   it('parks a poison entry after exactly maxDeliveries, with full metadata, and nothing stays pending', async () => {
     const stream = unique('poison');

@@ -1,24 +1,15 @@
 import { Controller, Module } from '@nestjs/common';
 import { Ctx, EventPattern } from '@nestjs/microservices';
-import type { Redis } from 'ioredis';
 import {
   IDEMPOTENCY_STORE, Idempotent, JsonCodec, RedisIdempotencyStore, RedisStreamsContext, encodeEnvelope, removeIdleConsumers,
 } from 'nest-redis-streams';
 import { Logger } from '@nestjs/common';
 import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
-import { pendingCount, redisClient, startMicroservice, unique, waitFor } from '../support/helpers.js';
+import { pendingCount, redisClient, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
 import { WorkerProcess } from '../support/worker-process.js';
 
 describe('idempotent handlers and housekeeping', () => {
-  let redis: Redis;
-  const closers: Array<() => Promise<unknown>> = [];
-  beforeAll(() => {
-    redis = redisClient();
-  });
-  afterEach(async () => {
-    while (closers.length) await closers.pop()!();
-  });
-  afterAll(() => redis.quit());
+  const { redis, closers } = testContext();
 
   it.each([
     { label: 'with the guard, the effect is applied once', idempotent: '1', effects: '1' },

@@ -1,22 +1,13 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern } from '@nestjs/microservices';
-import type { Redis } from 'ioredis';
 import { RedisStreamsContext } from 'nest-redis-streams';
-import { pendingCount, redisClient, startMicroservice, unique, waitFor } from '../support/helpers.js';
+import { pendingCount, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
 import { WorkerProcess } from '../support/worker-process.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('reclaiming entries of dead and slow consumers', () => {
-  let redis: Redis;
-  const closers: Array<() => Promise<unknown>> = [];
-  beforeAll(() => {
-    redis = redisClient();
-  });
-  afterEach(async () => {
-    while (closers.length) await closers.pop()!();
-  });
-  afterAll(() => redis.quit());
+  const { redis, closers } = testContext();
 
   it('takes over the entry of a consumer process killed mid-handler; delivery count 2', async () => {
     const stream = unique('sigkill');

@@ -77,3 +77,17 @@ export async function readAll(redis: Redis, stream: string): Promise<Array<[stri
   const entries = await redis.xrange(stream, '-', '+');
   return entries.map(([id, fields]) => [id, fieldsToObject(fields)]);
 }
+
+/**
+ * Per-suite fixtures: a Redis client for arranging and inspecting (quit after the suite) and a
+ * list of closers run after each test, newest first, so every app and process is shut down.
+ */
+export function testContext(): { redis: Redis; closers: Array<() => Promise<unknown>> } {
+  const redis = redisClient();
+  const closers: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    while (closers.length) await closers.pop()!();
+  });
+  afterAll(() => redis.quit());
+  return { redis, closers };
+}

@@ -1,0 +1,134 @@
+import { Logger } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { lastValueFrom } from 'rxjs';
+import { StreamTrimmer, isAckedApproxFixed, trimSafely } from 'nest-redis-streams';
+import { unique, waitFor } from '../support/helpers.js';
+import { useClientFixture } from './client-fixture.js';
+
+/** Appends `count` entries and resolves with their ids, oldest first. */
+async function fill(redis: Redis, stream: string, count: number): Promise<string[]> {
+  const pipeline = redis.pipeline();
+  for (let i = 0; i < count; i++) pipeline.xadd(stream, '*', 'n', String(i));
+  return ((await pipeline.exec()) ?? []).map(([, id]) => id as string);
+}
+
+/** Consumer `c` of `group` reads `read` entries and acks the first `acked` of them. */
+async function consume(redis: Redis, stream: string, group: string, read: number, acked: number): Promise<string[]> {
+  const reply = (await redis.xreadgroup('GROUP', group, 'c', 'COUNT', read, 'STREAMS', stream, '>')) as Array<[string, Array<[string, string[]]>]>;
+  const ids = reply[0][1].map(([id]) => id);
+  if (acked > 0) await redis.xack(stream, group, ...ids.slice(0, acked));
+  return ids;
+}
+
+async function existing(redis: Redis, stream: string, ids: string[]): Promise<number> {
+  const pipeline = redis.pipeline();
+  for (const id of ids) pipeline.xrange(stream, id, id);
+  return ((await pipeline.exec()) ?? []).filter(([, rows]) => (rows as unknown[]).length === 1).length;
+}
+
+describe('safe trimming', () => {
+  const fixture = useClientFixture();
+  let redis: Redis;
+  beforeEach(() => {
+    redis = fixture.redis;
+  });
+
+  it('never removes an entry pending or undelivered in any group, while plain MAXLEN does', async () => {
+    const plain = unique('trim-plain');
+    const safe = unique('trim-safe');
+    const needed: Record<string, string[]> = {};
+    for (const stream of [plain, safe]) {
+      const ids = await fill(redis, stream, 1000);
+      await redis.xgroup('CREATE', stream, 'billing', '0');
+      await redis.xgroup('CREATE', stream, 'audit', '0');
+      await consume(redis, stream, 'billing', 600, 300); // pending 300..599, undelivered 600..999
+      await consume(redis, stream, 'audit', 200, 200); // nothing pending, undelivered 200..999
+      needed[stream] = ids.slice(200);
+    }
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      const atRisk = await new StreamTrimmer(redis).checkMaxLen(plain, 100);
+      expect(atRisk.map((g) => [g.name, g.pending, g.lag])).toEqual([['audit', 0, 800], ['billing', 300, 400]]);
+      expect(warn).toHaveBeenCalledWith(
+        expect.stringContaining(`Stream "${plain}" is trimmed with MAXLEN ~ 100, but group "billing" has 300 pending and 400 undelivered`),
+      );
+    } finally {
+      warn.mockRestore();
+    }
+
+    await redis.xtrim(plain, 'MAXLEN', '~', 100);
+    const result = await trimSafely(redis, safe, { maxLen: 100 });
+
+    // Plain MAXLEN deleted work that both groups still had to do.
+    expect(await existing(redis, plain, needed[plain])).toBeLessThan(200);
+    // The safe trim kept all 800 entries some group needs and removed only what both had acked.
+    expect(result).toMatchObject({ method: 'floor', floor: needed[safe][0] });
+    expect(result.removed).toBeGreaterThan(0);
+    expect(await existing(redis, safe, needed[safe])).toBe(800);
+    expect(await redis.xlen(safe)).toBe(1000 - result.removed);
+    expect(await redis.xlen(safe)).toBeGreaterThanOrEqual(800);
+  });
+
+  it('trims down to maxLen when the groups need fewer entries than that', async () => {
+    const stream = unique('trim-caught-up');
+    const ids = await fill(redis, stream, 1000);
+    await redis.xgroup('CREATE', stream, 'g', '0');
+    await consume(redis, stream, 'g', 800, 800); // 200 undelivered, nothing pending
+    const result = await trimSafely(redis, stream, { maxLen: 300 });
+    expect(await redis.xlen(stream)).toBeGreaterThanOrEqual(300);
+    expect(await redis.xlen(stream)).toBeLessThan(500);
+    expect(await existing(redis, stream, ids.slice(800))).toBe(200);
+    expect(result.removed).toBe(1000 - (await redis.xlen(stream)));
+  });
+
+  it('keeps pending entries under an age-based retention', async () => {
+    const stream = unique('trim-age');
+    const old = Date.now() - 3_600_000;
+    const pipeline = redis.pipeline();
+    for (let i = 1; i <= 500; i++) pipeline.xadd(stream, `${old}-${i}`, 'n', String(i));
+    await pipeline.exec();
+    await redis.xgroup('CREATE', stream, 'g', '0');
+    const read = await consume(redis, stream, 'g', 400, 250); // 250..399 pending
+    const result = await trimSafely(redis, stream, { minIdAgeMs: 60_000 });
+    expect(result.floor).toBe(read[250]);
+    expect(result.removed).toBe(200); // two whole nodes of 100 lie below the floor
+    expect(await existing(redis, stream, read.slice(250))).toBe(150);
+  });
+
+  it('trims a stream without groups to the target', async () => {
+    const stream = unique('trim-nogroups');
+    await fill(redis, stream, 500);
+    const result = await trimSafely(redis, stream, { maxLen: 100 });
+    expect(result).toMatchObject({ floor: null, groups: [] });
+    expect(await redis.xlen(stream)).toBeLessThanOrEqual(200);
+  });
+
+  it('detects ACKED by asking Redis and falls back to the floor where it is missing or unsafe', async () => {
+    const stream = unique('trim-features');
+    await fill(redis, stream, 10);
+    const trimmer = new StreamTrimmer(redis);
+    const features = await trimmer.detectFeatures(stream);
+    const [major, minor] = features.redisVersion.split('.').map(Number);
+    if (major < 8 || (major === 8 && minor < 2)) expect(features.ackedOption).toBe(false);
+    expect(features.useAcked).toBe(features.ackedOption && isAckedApproxFixed(features.redisVersion));
+    const result = await trimmer.trim(stream, { maxLen: 5 });
+    expect(result.method).toBe(features.useAcked ? 'acked' : 'floor');
+    expect(await redis.xlen(stream)).toBe(10); // one node, and `~` only removes whole nodes
+  });
+
+  it('rejects a trim without a target', async () => {
+    await expect(trimSafely(redis, 'any', {})).rejects.toThrow(/needs maxLen .* or minIdAgeMs/);
+  });
+
+  it('runs safe retention periodically on the client, sparing what a group has not acked', async () => {
+    const pattern = unique('trim-client');
+    await redis.xgroup('CREATE', pattern, 'g', '0', 'MKSTREAM');
+    const client = fixture.client({ retention: { maxLen: 10, safe: true, intervalMs: 50 } });
+    await Promise.all(Array.from({ length: 400 }, (_, i) => lastValueFrom(client.emit(pattern, { i }))));
+    const read = await consume(redis, pattern, 'g', 300, 250); // 250..299 pending, 300..399 undelivered
+    await waitFor(async () => (await redis.xlen(pattern)) <= 200, 'the periodic safe trim');
+    expect(await existing(redis, pattern, read.slice(250))).toBe(50);
+    // Only whole radix nodes below the floor went (envelope entries fill a 4 KiB node before 100 entries).
+    expect(await redis.xlen(pattern)).toBeGreaterThanOrEqual(150);
+  });
+});
