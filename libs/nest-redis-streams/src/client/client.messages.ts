@@ -1,0 +1,51 @@
+/** User-facing messages of the client: full sentences naming the stream, the value and the fix. */
+export const CLIENT_MESSAGES = {
+  notConnected:
+    'RedisStreamsClient is not connected yet: call connect() (emit() and send() connect on their own) before unwrap().',
+  closing: 'RedisStreamsClient is closing: wait for close() to finish before emitting or sending again.',
+  payloadTooLarge: (stream: string, bytes: number, max: number) =>
+    `The entry for stream "${stream}" is ${bytes} bytes, over maxPayloadBytes (${max}); nothing was written. ` +
+    'Store large payloads elsewhere (object storage) and send a reference, or raise the "maxPayloadBytes" option.',
+  serializeFailed: (stream: string, cause: string) =>
+    `Could not serialize the data for stream "${stream}" (${cause}); nothing was written. ` +
+    'Check the data or the "serializer" option.',
+  notConnectedFor: (stream: string, cause: string) =>
+    `Could not write to stream "${stream}": ${cause}`,
+  offline: (stream: string, where: string, ms: number) =>
+    `Redis at ${where} was unreachable for ${ms} ms; nothing was written to stream "${stream}". ` +
+    'Start Redis or fix the "connection" option, or raise "offlineTimeoutMs" to wait longer for it to come back.',
+  connectionLost: (stream: string, where: string, cause: string) =>
+    `The connection to Redis at ${where} broke while writing to stream "${stream}" and did not come back ` +
+    `(${cause}). The entry may or may not be stored: emit it again with the same eventId, so consumers ` +
+    'can drop the duplicate; raise "maxRetriesPerRequest" to wait through longer outages.',
+  outOfMemory: (stream: string, cause: string) =>
+    `Redis is out of memory and refused the entry for stream "${stream}" (${cause}); nothing was written. ` +
+    'Trim streams (the "retention" option or StreamTrimmer), raise maxmemory, or give Redis more memory.',
+  rejected: (stream: string, cause: string) =>
+    `Redis rejected the entry for stream "${stream}" (${cause}); nothing was written.`,
+  noMessageHandler: (stream: string) =>
+    `There is no matching message handler defined in the remote service: no consumer group reads stream ` +
+    `"${stream}", so no @MessagePattern handler can answer; nothing was written. Start the service that ` +
+    'handles it, or check the pattern and the keyPrefix.',
+  requestTimeout: (stream: string, ms: number) =>
+    `No reply to the request on stream "${stream}" within ${ms} ms. Either no @MessagePattern handler is ` +
+    'consuming that stream right now (requests nobody reads are never answered), or the handler is slower ' +
+    'than the "requestTimeoutMs" option: start the service or raise the option. The request may still be handled.',
+  closedBeforeReply: (stream: string) =>
+    `RedisStreamsClient was closed before the reply to the request on stream "${stream}" arrived; ` +
+    'the request may still be handled.',
+  emptyError: 'The handler failed with an empty error value (null, 0 or an empty string).',
+  replyStreamLost: (stream: string) =>
+    `Reply stream "${stream}" was gone (it expired while Redis was unreachable, or Redis lost its data) and ` +
+    'was created again; requests sent before may time out.',
+  replyReadFailed: (stream: string, cause: string, delayMs: number) =>
+    `Reading reply stream "${stream}" failed (${cause}); retrying in ${delayMs} ms.`,
+  replyRenewFailed: (stream: string, cause: string) =>
+    `Could not renew the expiry of reply stream "${stream}" (${cause}); trying again soon.`,
+  replyStreamNotDeleted: (stream: string, cause: string) =>
+    `Could not delete reply stream "${stream}" on close (${cause}); it expires on its own.`,
+  replyCleanupFailed: (stream: string, cause: string) =>
+    `Could not delete read replies from "${stream}" (${cause}); the next read deletes them.`,
+  replyUndecodable: (stream: string, id: string, cause: string) =>
+    `Reply ${id} in "${stream}" could not be decoded (${cause}); its request will time out.`,
+};

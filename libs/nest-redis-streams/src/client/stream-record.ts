@@ -1,0 +1,46 @@
+import type { ReadPacket } from '@nestjs/microservices';
+import type { OutgoingEnvelope } from '../codec/envelope.js';
+
+/** Envelope fields a producer may set besides the data. */
+export interface StreamRecordOptions {
+  /**
+   * Business event id, the consumers' idempotency key. Set it to something stable (an order id and
+   * a step) so a re-published event is recognised as the same one.
+   * @default a random UUID
+   */
+  eventId?: string;
+  /** Headers for the consumer (`ctx.getHeaders()`): trace context, tenant... */
+  headers?: Record<string, string>;
+}
+
+/**
+ * Data plus envelope fields for `emit()`/`send()`:
+ * `client.emit('orders', new StreamRecord(order, { eventId: order.id, headers }))`.
+ * Any other value is sent as the data itself.
+ */
+export class StreamRecord<T = unknown> {
+  readonly eventId?: string;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    /** What the handler receives as its payload. */
+    readonly data: T,
+    options: StreamRecordOptions = {},
+  ) {
+    this.eventId = options.eventId;
+    this.headers = { ...options.headers };
+  }
+}
+
+/**
+ * The envelope of a Nest packet: a StreamRecord's fields, with the packet's metadata (set by a
+ * dispatch hook, e.g. trace context) as headers under the record's own headers.
+ */
+export function envelopeOf(packet: ReadPacket): OutgoingEnvelope {
+  const record = packet.data instanceof StreamRecord ? packet.data : null;
+  return {
+    data: record ? record.data : packet.data,
+    eventId: record?.eventId,
+    headers: { ...packet.metadata, ...record?.headers },
+  };
+}

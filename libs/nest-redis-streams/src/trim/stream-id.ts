@@ -1,0 +1,36 @@
+/**
+ * Stream entry ids (`<ms>-<seq>`) compared as numbers. Both parts are unsigned 64-bit integers in
+ * Redis, so they are handled as BigInt: comparing them as strings puts "10-0" before "9-0".
+ */
+
+const MAX_PART = 2n ** 64n - 1n;
+
+function parse(id: string): [ms: bigint, seq: bigint] {
+  const [ms, seq = '0'] = id.split('-');
+  return [BigInt(ms), BigInt(seq)];
+}
+
+/** Negative when `a` comes before `b` in a stream, 0 when equal, positive after. */
+export function compareStreamIds(a: string, b: string): number {
+  const [aMs, aSeq] = parse(a);
+  const [bMs, bSeq] = parse(b);
+  if (aMs !== bMs) return aMs < bMs ? -1 : 1;
+  if (aSeq !== bSeq) return aSeq < bSeq ? -1 : 1;
+  return 0;
+}
+
+/** The smallest id after `id`: what `XTRIM MINID` needs to remove `id` and everything before it. */
+export function nextStreamId(id: string): string {
+  const [ms, seq] = parse(id);
+  return seq === MAX_PART ? `${ms + 1n}-0` : `${ms}-${seq + 1n}`;
+}
+
+/** The earlier of two ids. */
+export function minStreamId(a: string, b: string): string {
+  return compareStreamIds(a, b) <= 0 ? a : b;
+}
+
+/** The id below which entries are older than `ageMs` (XTRIM/XADD `MINID` for a time-based retention). */
+export function streamIdForAge(ageMs: number, now = Date.now()): string {
+  return `${Math.max(0, now - ageMs)}-0`;
+}
