@@ -1,10 +1,9 @@
 import type { Redis } from 'ioredis';
 import { lastValueFrom } from 'rxjs';
 import { PublishFailedError, RedisStreamsClient } from 'nest-redis-streams';
-import { unique, waitFor } from '../support/helpers.js';
+import { testContext, unique, waitFor } from '../support/helpers.js';
 
 // CommonJS helper shared with the scripts; it starts and kills private redis-server processes.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { freePort, startRedis } = require('../../scripts/lib/redis-process.cjs') as {
   freePort(): Promise<number>;
   startRedis(options?: { appendonly?: boolean }): Promise<RedisProcess>;
@@ -29,10 +28,7 @@ async function failure(work: () => Promise<unknown>): Promise<{ error: unknown; 
 }
 
 describe('RedisStreamsClient when Redis cannot take the entry', () => {
-  const closers: Array<() => Promise<unknown>> = [];
-  afterEach(async () => {
-    for (const close of closers.splice(0).reverse()) await close();
-  });
+  const { closers } = testContext();
 
   it('fails fast, naming the stream and the address, when nothing listens on the port', async () => {
     const port = await freePort();

@@ -6,27 +6,20 @@ import {
   PayloadTooLargeError,
   type PayloadDeserializer,
   type PayloadSerializer,
-  type RedisStreamsClient,
-  type RedisStreamsClientOptions,
   RedisStreamsContext,
   StreamRecord,
 } from 'nest-redis-streams';
-import { startMicroservice, unique, waitFor } from '../support/helpers.js';
-import { useClientFixture } from './client-fixture.js';
+import { fieldsToObject, startMicroservice, unique, waitFor } from '../support/helpers.js';
+import { clientContext } from './client-fixture.js';
 
 /** Entry fields as an object. */
 async function fieldsOf(redis: Redis, stream: string, id: string): Promise<Record<string, string>> {
-  const [[, fields]] = (await redis.xrange(stream, id, id)) as Array<[string, string[]]>;
-  return Object.fromEntries(fields.flatMap((_, i) => (i % 2 === 0 ? [[fields[i], fields[i + 1]]] : [])));
+  const [[, fields]] = await redis.xrange(stream, id, id);
+  return fieldsToObject(fields);
 }
 
 describe('RedisStreamsClient emit', () => {
-  const fixture = useClientFixture();
-  const client = (options?: RedisStreamsClientOptions) => fixture.client(options);
-  let redis: Redis;
-  beforeEach(() => {
-    redis = fixture.redis;
-  });
+  const { redis, closers, client } = clientContext();
 
   it('stores the envelope and a server @EventPattern handler receives data, headers and event id', async () => {
     const stream = unique('emit');
@@ -39,7 +32,7 @@ describe('RedisStreamsClient emit', () => {
       }
     }
     const { app } = await startMicroservice([Orders], {});
-    fixture.onCleanup(() => app.close());
+    closers.push(() => app.close());
     const producer = client();
     // Nest 12 packet metadata (what tracing instrumentation sets) travels as headers.
     producer.setOnDispatchHook((packet) => (packet.metadata = { traceparent: '00-abc-def-01' }));
@@ -99,7 +92,7 @@ describe('RedisStreamsClient emit', () => {
       }
     }
     const { app } = await startMicroservice([Sink], { deserializer: codec });
-    fixture.onCleanup(() => app.close());
+    closers.push(() => app.close());
     const id = await lastValueFrom(client({ serializer: codec }).emit(stream, { name: 'Zoë', tags: ['a', 'b'] }));
     expect((await fieldsOf(redis, stream, id)).data).toBe(Buffer.from('{"name":"Zoë","tags":["a","b"]}').toString('base64'));
     await waitFor(() => seen.length === 1, 'the decoded event');
@@ -131,7 +124,7 @@ describe('RedisStreamsClient emit', () => {
       }
     }
     const { app } = await startMicroservice([Mixed], {});
-    fixture.onCleanup(() => app.close());
+    closers.push(() => app.close());
     await redis.xadd(stream, '*', 'userId', '1001', 'amount', '50000');
     await lastValueFrom(client().emit(stream, new StreamRecord({ userId: 1002 }, { eventId: 'e-2' })));
     await redis.xadd(stream, '*', 'event_id', 'cli-3', 'note', 'hand-made');

@@ -12,7 +12,7 @@ import {
   type RedisStreamsOptionsFactory,
   StreamTrimmer,
 } from 'nest-redis-streams';
-import { redisClient, redisUrl, unique } from '../support/helpers.js';
+import { redisUrl, testContext, unique } from '../support/helpers.js';
 
 const CONFIG = Symbol('CONFIG');
 
@@ -25,13 +25,7 @@ class OrdersService {
 }
 
 describe('RedisStreamsModule', () => {
-  let redis: Redis;
-  beforeAll(() => {
-    redis = redisClient();
-  });
-  afterAll(async () => {
-    await redis.quit();
-  });
+  const { redis } = testContext();
 
   it('forRootAsync with useFactory injects the client and the trimmer, and closes the client on shutdown', async () => {
     @Module({

@@ -6,21 +6,15 @@ import {
   ClientClosedError,
   NoMessageHandlerError,
   RedisStreamsClient,
-  type RedisStreamsClientOptions,
   RequestTimeoutError,
   RedisStreamsContext,
   StreamRecord,
 } from 'nest-redis-streams';
 import { redisUrl, startMicroservice, unique, waitFor } from '../support/helpers.js';
-import { useClientFixture } from './client-fixture.js';
+import { clientContext } from './client-fixture.js';
 
 describe('RedisStreamsClient send', () => {
-  const fixture = useClientFixture();
-  const client = (options?: RedisStreamsClientOptions) => fixture.client(options);
-  let redis: Redis;
-  beforeEach(() => {
-    redis = fixture.redis;
-  });
+  const { redis, closers, client } = clientContext();
 
   it('gets every reply to the right caller with two clients sending 200 requests each at once', async () => {
     const stream = unique('rpc');
@@ -34,7 +28,7 @@ describe('RedisStreamsClient send', () => {
       }
     }
     const { app } = await startMicroservice([Math], {});
-    fixture.onCleanup(() => app.close());
+    closers.push(() => app.close());
     const [a, b] = [client(), client()];
     const ask = (c: RedisStreamsClient, who: string) =>
       Promise.all(Array.from({ length: 200 }, (_, n) => firstValueFrom(c.send<{ who: string; n: number; doubled: number }>(stream, { who, n }))));
@@ -68,7 +62,7 @@ describe('RedisStreamsClient send', () => {
       }
     }
     const { app } = await startMicroservice([Handlers], {});
-    fixture.onCleanup(() => app.close());
+    closers.push(() => app.close());
     const c = client();
     const request = new StreamRecord(3, { eventId: 'req-1', headers: { tenant: 'acme' } });
     expect(await lastValueFrom(c.send(stream, request).pipe(toArray()))).toEqual([1, 2, 3]);

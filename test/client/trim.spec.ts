@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { lastValueFrom } from 'rxjs';
 import { StreamTrimmer, isAckedApproxFixed, trimSafely } from 'nest-redis-streams';
 import { unique, waitFor } from '../support/helpers.js';
-import { useClientFixture } from './client-fixture.js';
+import { clientContext } from './client-fixture.js';
 
 /** Appends `count` entries and resolves with their ids, oldest first. */
 async function fill(redis: Redis, stream: string, count: number): Promise<string[]> {
@@ -27,11 +27,7 @@ async function existing(redis: Redis, stream: string, ids: string[]): Promise<nu
 }
 
 describe('safe trimming', () => {
-  const fixture = useClientFixture();
-  let redis: Redis;
-  beforeEach(() => {
-    redis = fixture.redis;
-  });
+  const { redis, client } = clientContext();
 
   it('never removes an entry pending or undelivered in any group, while plain MAXLEN does', async () => {
     const plain = unique('trim-plain');
@@ -123,8 +119,8 @@ describe('safe trimming', () => {
   it('runs safe retention periodically on the client, sparing what a group has not acked', async () => {
     const pattern = unique('trim-client');
     await redis.xgroup('CREATE', pattern, 'g', '0', 'MKSTREAM');
-    const client = fixture.client({ retention: { maxLen: 10, safe: true, intervalMs: 50 } });
-    await Promise.all(Array.from({ length: 400 }, (_, i) => lastValueFrom(client.emit(pattern, { i }))));
+    const producer = client({ retention: { maxLen: 10, safe: true, intervalMs: 50 } });
+    await Promise.all(Array.from({ length: 400 }, (_, i) => lastValueFrom(producer.emit(pattern, { i }))));
     const read = await consume(redis, pattern, 'g', 300, 250); // 250..299 pending, 300..399 undelivered
     await waitFor(async () => (await redis.xlen(pattern)) <= 200, 'the periodic safe trim');
     expect(await existing(redis, pattern, read.slice(250))).toBe(50);

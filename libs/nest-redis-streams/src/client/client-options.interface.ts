@@ -55,6 +55,13 @@ export interface RedisStreamsClientOptions {
    */
   retentionByPattern?: Record<string, StreamRetention>;
   /**
+   * Partition count per pattern, the same number as the server handler's `partitions`. Entries of
+   * such a pattern go to `<stream>:{n}`: n from the record's `partitionKey` (the same key always
+   * lands in the same partition), round-robin without one.
+   * @default {}
+   */
+  partitions?: Record<string, number>;
+  /**
    * Turns data into the envelope's `data` field; the server's `deserializer` must read it.
    * @default JsonCodec
    */

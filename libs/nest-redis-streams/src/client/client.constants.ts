@@ -8,6 +8,7 @@ export const CLIENT_DEFAULTS = {
   offlineTimeoutMs: 5_000,
   maxRetriesPerRequest: 2,
   retentionByPattern: {} as Record<string, StreamRetention>,
+  partitions: {} as Record<string, number>,
 };
 
 /** Reply streams: `<keyPrefix>nrs:replies:<host>:<uuid>`, one per client instance. */

@@ -9,6 +9,7 @@ import { defaultConsumerName } from '../constants.js';
 import { type RedisStreamsEvents, RedisStreamsStatus } from '../events/redis-streams.events.js';
 import { connectOrExplain, watchStatus } from '../redis/connect.js';
 import { createRedisConnection, describeConnection } from '../redis/connection.factory.js';
+import { partitionOf, partitionStream } from '../server/partitions.js';
 import { readGroupBacklogs } from '../trim/group-backlog.js';
 import type { StreamRetention } from '../trim/retention-options.interface.js';
 import { RetentionScheduler } from '../trim/retention-scheduler.js';
@@ -26,7 +27,7 @@ import { RequestTimeoutError } from './errors/request-timeout.error.js';
 import { PendingRequests } from './pending-requests.js';
 import { ReplyReader } from './reply-reader.js';
 import { type ResolvedClientOptions, resolveClientOptions } from './resolve-client-options.js';
-import { envelopeOf } from './stream-record.js';
+import { StreamRecord, envelopeOf } from './stream-record.js';
 import { explainWriteError } from './write-errors.js';
 import { XaddBatcher } from './xadd-batcher.js';
 
@@ -56,6 +57,7 @@ export class RedisStreamsClient
   private readonly connections = new Set<Redis>();
   /** Streams known to have a consumer group, so requests to them can be answered. */
   private readonly readStreams = new Set<string>();
+  private nextPartition = 0;
   private commands: Redis | null = null;
   private batcher: XaddBatcher | null = null;
   private connecting: Promise<Redis> | null = null;
@@ -84,6 +86,19 @@ export class RedisStreamsClient
   /** Stream key of `pattern`: the key prefix plus Nest's normalized pattern. */
   streamOf(pattern: unknown): string {
     return `${this.options.keyPrefix}${this.normalizePattern(pattern as string)}`;
+  }
+
+  /**
+   * Stream an entry of `packet` goes to: the pattern's stream, or one of its partitions (by the
+   * record's partitionKey, round-robin without one).
+   */
+  streamFor(packet: ReadPacket): string {
+    const stream = this.streamOf(packet.pattern);
+    const partitions = this.options.partitions[this.normalizePattern(packet.pattern as string)] ?? 1;
+    if (partitions <= 1) return stream;
+    const key = packet.data instanceof StreamRecord ? packet.data.partitionKey : undefined;
+    const partition = key === undefined ? this.nextPartition++ % partitions : partitionOf(key, partitions);
+    return partitionStream(stream, partition);
   }
 
   /** Key of this client's reply stream once a `send()` created it, else null. */
@@ -151,7 +166,7 @@ export class RedisStreamsClient
   /** Nest's request path: registers the request, then writes it with this client's reply stream. */
   protected publish(packet: ReadPacket, callback: (packet: WritePacket) => void): () => void {
     const correlationId = randomUUID();
-    const stream = this.streamOf(packet.pattern);
+    const stream = this.streamFor(packet);
     // Registered before the write: the reply can be read before the XADD's own reply arrives.
     this.requests.add(correlationId, stream, callback);
     this.request(packet, stream, correlationId).catch((err: unknown) =>
@@ -162,7 +177,7 @@ export class RedisStreamsClient
 
   /** Nest's event path: resolves with the entry id once Redis stored the entry. */
   protected dispatchEvent<T = string>(packet: ReadPacket): Promise<T> {
-    return this.write(packet, this.streamOf(packet.pattern)) as Promise<T>;
+    return this.write(packet, this.streamFor(packet)) as Promise<T>;
   }
 
   private async request(packet: ReadPacket, stream: string, correlationId: string): Promise<void> {

@@ -31,5 +31,8 @@ export function resolveClientOptions(options: RedisStreamsClientOptions = {}): R
   for (const [pattern, retention] of Object.entries(resolved.retentionByPattern)) {
     assertRetention(retention as StreamRetention, `retentionByPattern["${pattern}"]`);
   }
+  for (const [pattern, count] of Object.entries(resolved.partitions)) {
+    if (!Number.isInteger(count) || count <= 0) throw new InvalidOptionsError(MESSAGES.positiveInteger(`partitions["${pattern}"]`, count, ''));
+  }
   return resolved;
 }

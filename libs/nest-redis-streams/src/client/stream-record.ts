@@ -11,6 +11,11 @@ export interface StreamRecordOptions {
   eventId?: string;
   /** Headers for the consumer (`ctx.getHeaders()`): trace context, tenant... */
   headers?: Record<string, string>;
+  /**
+   * Picks the partition of a partitioned pattern (client option `partitions`): entries with the
+   * same key go to the same partition, so a handler with `orderingKey` sees them in order.
+   */
+  partitionKey?: string;
 }
 
 /**
@@ -21,6 +26,7 @@ export interface StreamRecordOptions {
 export class StreamRecord<T = unknown> {
   readonly eventId?: string;
   readonly headers: Record<string, string>;
+  readonly partitionKey?: string;
 
   constructor(
     /** What the handler receives as its payload. */
@@ -28,6 +34,7 @@ export class StreamRecord<T = unknown> {
     options: StreamRecordOptions = {},
   ) {
     this.eventId = options.eventId;
+    this.partitionKey = options.partitionKey;
     this.headers = { ...options.headers };
   }
 }

@@ -1,4 +1,6 @@
 import type { Redis } from 'ioredis';
+import { isCluster } from '../redis/connection.factory.js';
+import { slotOf } from '../redis/slots.js';
 
 interface QueuedXadd {
   stream: string;
@@ -62,17 +64,28 @@ export class XaddBatcher {
       if (this.redis.status !== 'ready' && !(await this.waitUntilReady())) {
         throw new OfflineTimeoutError(`Redis was not reachable within ${this.offlineTimeoutMs} ms.`);
       }
-      const pipeline = this.redis.pipeline();
-      for (const { stream, args } of batch) pipeline.xadd(stream, ...args);
-      const results = await pipeline.exec();
-      batch.forEach((item, i) => {
-        const [err, id] = results?.[i] ?? [new Error('Redis returned no reply for this XADD.')];
-        if (err) item.reject(err);
-        else item.resolve(id as string);
-      });
+      // A cluster pipeline must stay within one slot: one pipeline per slot, sent in parallel.
+      await Promise.all(bySlot(batch, isCluster(this.redis)).map((items) => this.pipeline(items)));
     } catch (err) {
       for (const item of batch) item.reject(err);
     }
+  }
+
+  private async pipeline(items: QueuedXadd[]): Promise<void> {
+    const pipeline = this.redis.pipeline();
+    for (const { stream, args } of items) pipeline.xadd(stream, ...args);
+    let results: Array<[Error | null, unknown]> | null;
+    try {
+      results = await pipeline.exec();
+    } catch (err) {
+      for (const item of items) item.reject(err);
+      return;
+    }
+    items.forEach((item, i) => {
+      const [err, id] = results?.[i] ?? [new Error('Redis returned no reply for this XADD.')];
+      if (err) item.reject(err);
+      else item.resolve(id as string);
+    });
   }
 
   private waitUntilReady(): Promise<boolean> {
@@ -87,4 +100,16 @@ export class XaddBatcher {
       this.redis.on('ready', onReady);
     });
   }
+}
+
+function bySlot(batch: QueuedXadd[], cluster: boolean): QueuedXadd[][] {
+  if (!cluster) return [batch];
+  const groups = new Map<number, QueuedXadd[]>();
+  for (const item of batch) {
+    const slot = slotOf(item.stream);
+    const group = groups.get(slot);
+    if (group) group.push(item);
+    else groups.set(slot, [item]);
+  }
+  return [...groups.values()];
 }

@@ -1,5 +1,5 @@
 import { type ArgumentsHost, Catch } from '@nestjs/common';
-import { BaseRpcExceptionFilter } from '@nestjs/microservices';
+import { BaseRpcExceptionFilter, RpcException } from '@nestjs/microservices';
 import { type Observable, throwError } from 'rxjs';
 import { RedisStreamsContext } from '../context/redis-streams.context.js';
 
@@ -14,7 +14,8 @@ import { RedisStreamsContext } from '../context/redis-streams.context.js';
 @Catch()
 export class RedisStreamsExceptionFilter extends BaseRpcExceptionFilter {
   override catch(exception: unknown, host: ArgumentsHost): Observable<unknown> {
-    if (host.getType() === 'rpc' && host.switchToRpc().getContext() instanceof RedisStreamsContext) {
+    // RpcExceptions keep Nest's own treatment (their error object is the reply to a caller).
+    if (!(exception instanceof RpcException) && host.getType() === 'rpc' && host.switchToRpc().getContext() instanceof RedisStreamsContext) {
       return throwError(() => exception);
     }
     return super.catch(exception, host);

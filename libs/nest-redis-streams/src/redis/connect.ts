@@ -13,7 +13,7 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * to do. Only start-up gives up: once connected, ioredis reconnects for ever.
  */
 export async function connectOrExplain(redis: Redis, connection: RedisConnectionOptions | undefined): Promise<void> {
-  let lastError = 'no answer';
+  let lastError = '';
   const onError = (err: Error) => (lastError = err.message || (err as NodeJS.ErrnoException).code || String(err));
   redis.on('error', onError);
   let timer: NodeJS.Timeout | undefined;
@@ -26,8 +26,9 @@ export async function connectOrExplain(redis: Redis, connection: RedisConnection
     ]);
   } catch (err) {
     redis.disconnect();
-    const cause = (err as Error).message === 'timeout' ? lastError : (err as Error).message;
-    throw new Error(MESSAGES.redisUnreachable(describeConnection(connection), CONNECT_TIMEOUT_MS, cause));
+    // The connection's own error (ECONNREFUSED, auth) says more than "Connection is closed".
+    const cause = lastError || ((err as Error).message === 'timeout' ? `no answer within ${CONNECT_TIMEOUT_MS} ms` : (err as Error).message);
+    throw new Error(MESSAGES.redisUnreachable(describeConnection(connection), cause));
   } finally {
     clearTimeout(timer);
     redis.off('error', onError);

@@ -183,7 +183,9 @@ export class RedisStreamsServer
   private async shutdown(): Promise<void> {
     this.scheduler?.unschedule();
     await Promise.all(this.consumers.map((c) => c.stop(this.options.shutdownTimeoutMs)));
-    await Promise.all(this.readers.map((r) => r.quit().catch(() => r.disconnect())));
+    // Readers were disconnected by their consumers (to interrupt blocking reads); a QUIT on a
+    // closed socket would only start ioredis' disconnect timer and hold the process open.
+    for (const reader of this.readers) reader.disconnect();
     if (this.commands) await this.commands.quit().catch(() => this.commands?.disconnect());
     this._status$.next(RedisStreamsStatus.DISCONNECTED);
   }
