@@ -1,7 +1,10 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { Cluster } from 'ioredis';
-import { DeadLetterService, RedisStreamsContext, partitionOf, partitionStream } from 'nest-redis-streams';
+import { lastValueFrom } from 'rxjs';
+import {
+  DeadLetterService, RedisStreamsClient, RedisStreamsContext, StreamRecord, partitionOf, partitionStream,
+} from 'nest-redis-streams';
 import { startMicroservice, unique, waitFor } from '../support/helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -73,6 +76,28 @@ describe('Redis Cluster', () => {
       return pending.every((n) => n === 0);
     }, 'every partition acked');
   }, 90_000);
+
+  it('emits through the client to the partition of each key, batched per slot, and the server consumes them all', async () => {
+    const stream = unique('cl-client');
+    const seen: Array<[string, string]> = [];
+    @Controller()
+    class Handlers {
+      @EventPattern(stream, { partitions: PARTITIONS, concurrency: 8 })
+      handle(@Payload() data: { customer: string }, @Ctx() ctx: RedisStreamsContext) {
+        seen.push([data.customer, ctx.getStream()]);
+      }
+    }
+    const { app } = await startMicroservice([Handlers], { connection: connection() });
+    closers.push(() => app.close());
+    const client = new RedisStreamsClient({ connection: connection(), partitions: { [stream]: PARTITIONS } });
+    closers.push(() => client.close());
+    const customers = Array.from({ length: 200 }, (_, i) => `customer-${i % 40}`);
+    // Concurrent emits of one event-loop turn: one pipeline per slot.
+    await Promise.all(customers.map((customer) =>
+      lastValueFrom(client.emit(stream, new StreamRecord({ customer }, { partitionKey: customer })))));
+    await waitFor(() => seen.length === 200, 'all 200 entries');
+    for (const [customer, partition] of seen) expect(partition).toBe(partitionStream(stream, partitionOf(customer, PARTITIONS)));
+  }, 30_000);
 
   it('reclaims a dead consumer\'s entry and dead-letters a poison entry on the same shard', async () => {
     const stream = unique('cl-recovery');
