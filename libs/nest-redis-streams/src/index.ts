@@ -13,3 +13,4 @@ export * from './module/index.js';
 export * from './trim/index.js';
 export * from './idempotency/index.js';
 export * from './filters/index.js';
+export * from './tracing/index.js';

@@ -1,5 +1,6 @@
 import type { ReadPacket } from '@nestjs/microservices';
 import type { OutgoingEnvelope } from '../codec/envelope.js';
+import { activeTraceHeaders } from '../tracing/trace-context.js';
 
 /** Envelope fields a producer may set besides the data. */
 export interface StreamRecordOptions {
@@ -48,6 +49,7 @@ export function envelopeOf(packet: ReadPacket): OutgoingEnvelope {
   return {
     data: record ? record.data : packet.data,
     eventId: record?.eventId,
-    headers: { ...packet.metadata, ...record?.headers },
+    // The active trace context first, so explicit metadata and record headers can override it.
+    headers: { ...activeTraceHeaders(), ...packet.metadata, ...record?.headers },
   };
 }

@@ -5,6 +5,7 @@ import { RedisStreamsContext } from '../context/redis-streams.context.js';
 import type { EntryRef, TransportEvents } from '../events/transport-events.js';
 import type { PayloadDeserializer } from '../interfaces/payload-codec.interface.js';
 import { DeadLetterReason } from '../recovery/dead-letter-record.js';
+import { runInTraceContext } from '../tracing/trace-context.js';
 import { isBusyGroupError, isNoGroupError } from '../redis/errors.js';
 import type { StreamEntryReply, XPendingRow, XReadGroupReply } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
@@ -303,9 +304,12 @@ export class StreamConsumer {
       this.stream, entry.id, this.group, this.consumer, entry.deliveries, decoded.headers, decoded.eventId ?? undefined, entry,
     ]);
     try {
+      const invoke = () =>
+        runInTraceContext(decoded.headers, { stream: this.stream, group: this.group, entryId: entry.id }, () =>
+          this.rt.invoke(this.subscription, decoded, ctx),
+        );
       const key = this.orderingKeyOf(decoded.data);
-      if (key === undefined) await this.rt.invoke(this.subscription, decoded, ctx);
-      else await this.keys.run(key, () => this.rt.invoke(this.subscription, decoded, ctx));
+      await (key === undefined ? invoke() : this.keys.run(key, invoke));
     } catch (err) {
       this.emitHandled(entry, started, false);
       return this.parking.fail(entry, err);

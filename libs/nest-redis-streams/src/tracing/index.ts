@@ -1,0 +1,1 @@
+export { activeTraceHeaders, runInTraceContext } from './trace-context.js';
