@@ -7,7 +7,6 @@ export const SERVER_DEFAULTS = {
   group: 'nest',
   startId: '0',
   concurrency: 1,
-  prefetchCount: 64,
   ackMode: 'auto' as AckMode,
   maxDeliveries: 5,
   minIdleTimeMs: 30_000,

@@ -23,8 +23,12 @@ export type TransportEventMap = {
   acked: [{ stream: string; group: string; count: number }];
   /** A handler failed; the entry stays pending for a retry unless it is dead-lettered next. */
   failed: [EntryRef & { error: unknown }];
-  /** An entry was moved to the dead-letter stream (or a tombstone written for it). */
-  'dead-lettered': [EntryRef & { reason: DeadLetterReason; deadLetterStream: string; deadLetterId: string }];
+  /**
+   * An entry was moved to the dead-letter stream (or a tombstone written for it). `count` is the
+   * number of entries the record stands for: 1, or for `trimmed-undelivered` how many entries
+   * were trimmed before the group read them (their ids are gone, `id` is empty).
+   */
+  'dead-lettered': [EntryRef & { reason: DeadLetterReason; deadLetterStream: string; deadLetterId: string; count: number }];
   /** Entries taken over from idle consumers by this one. */
   reclaimed: [{ stream: string; group: string; consumer: string; count: number }];
   /** In-flight entries whose lease this consumer renewed. */

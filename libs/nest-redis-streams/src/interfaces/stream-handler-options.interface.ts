@@ -19,8 +19,11 @@ export interface StreamHandlerOptions {
   concurrency?: number;
   /**
    * Entries this consumer holds at once (running plus read ahead). Bounds memory: a backlog of
-   * millions is never pulled in. Raised to `concurrency` when smaller.
-   * @default 64
+   * millions is never pulled in. Reading ahead saves round trips for fast handlers, but a crash
+   * counts a delivery for read-ahead entries too (Redis counts reads, not handler runs), so an
+   * entry that kills the process can push its read-ahead neighbours towards `maxDeliveries`.
+   * Raised to `concurrency` when smaller.
+   * @default `concurrency` (no read-ahead)
    */
   prefetchCount?: number;
   /**

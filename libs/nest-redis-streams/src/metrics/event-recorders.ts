@@ -19,8 +19,10 @@ export function eventRecorders(m: MetricInstruments): EventRecorders {
     acked: (e) => m.acked.inc(labels(e), e.count),
     failed: (e) => m.failed.inc(labels(e)),
     'dead-lettered': (e) => {
-      m.deadLettered.inc({ ...labels(e), reason: e.reason });
-      if (e.reason === DeadLetterReason.PAYLOAD_TRIMMED) m.lostByTrim.inc(labels(e));
+      m.deadLettered.inc({ ...labels(e), reason: e.reason }, e.count);
+      if (e.reason === DeadLetterReason.PAYLOAD_TRIMMED || e.reason === DeadLetterReason.TRIMMED_UNDELIVERED) {
+        m.lostByTrim.inc(labels(e), e.count);
+      }
     },
     reclaimed: (e) => m.reclaimed.inc(labels(e), e.count),
     'lease-renewed': (e) => m.leaseRenewals.inc(labels(e), e.count),

@@ -8,6 +8,8 @@ export enum DeadLetterReason {
   UNDECODABLE = 'undecodable',
   /** Tombstone: the entry was still pending but trimming had deleted its payload. */
   PAYLOAD_TRIMMED = 'payload-trimmed',
+  /** Tombstone for entries trimmed before the group read them at all (`dlq:lost_count` of them). */
+  TRIMMED_UNDELIVERED = 'trimmed-undelivered',
 }
 
 /** Metadata fields added to a dead-letter entry, beside the original fields. */
@@ -21,6 +23,7 @@ export const DLQ_FIELDS = {
   errorClass: 'dlq:error_class',
   deliveries: 'dlq:deliveries',
   time: 'dlq:time',
+  lostCount: 'dlq:lost_count',
 } as const;
 
 const DLQ_PREFIX = 'dlq:';

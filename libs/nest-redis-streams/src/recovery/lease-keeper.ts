@@ -30,7 +30,7 @@ export class LeaseKeeper {
       const ids = [...this.consumer.held.keys()];
       for (let i = 0; i < ids.length; i += IDS_PER_CALL) {
         const chunk = ids.slice(i, i + IDS_PER_CALL);
-        const [lost, trimmed] = await this.redis.nrsClaimIfOwned(stream, group, consumer, 0, ...chunk);
+        const [lost, trimmed] = await this.redis.nrsClaimIfOwned(stream, group, consumer, 0, -1, ...chunk);
         for (const id of lost) this.consumer.markLost(id);
         for (const id of trimmed) this.consumer.markTrimmed(id);
         this.events.emit('lease-renewed', { stream, group, count: chunk.length - lost.length - trimmed.length });

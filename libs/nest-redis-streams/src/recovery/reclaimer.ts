@@ -3,11 +3,13 @@ import type { TransportEvents } from '../events/transport-events.js';
 import type { XAutoClaimReply } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import type { StreamConsumer } from '../server/stream-consumer.js';
+import { auditTrimLoss } from './trim-audit.js';
 
 /**
  * Takes over entries that sat pending longer than min-idle (a consumer died or hung) with
  * XAUTOCLAIM, following the cursor to `0-0`. Each claim resets the idle time atomically, so when
  * several instances reclaim at once every stale entry goes to exactly one of them per round.
+ * Each round also audits the stream for entries trimmed before the group read them.
  */
 export class Reclaimer {
   private busy = false;
@@ -25,7 +27,9 @@ export class Reclaimer {
     if (this.busy) return 0;
     this.busy = true;
     try {
-      return await this.claimAll();
+      const claimed = await this.claimAll();
+      await auditTrimLoss(this.consumer, this.redis, this.events, this.logger);
+      return claimed;
     } catch (err) {
       this.logger.error(
         `Reclaim of stream "${this.consumer.stream}" group "${this.consumer.group}" failed: ${(err as Error).message}`,

@@ -1,3 +1,4 @@
+import { isDeferral } from '../errors/event-in-progress.error.js';
 import { isNonRetryable } from '../errors/non-retryable.error.js';
 import { DeadLetterReason, deadLetterFields, describeError } from '../recovery/dead-letter-record.js';
 import type { HeldEntry } from './held-entry.js';
@@ -25,13 +26,17 @@ export class FailureHandler {
     if (entry.lost) return;
     if (entry.trimmed) return this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
     if (isNonRetryable(error)) return this.park(entry, DeadLetterReason.NON_RETRYABLE, error);
-    if (entry.deliveries >= maxDeliveries) return this.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
+    // A deferral (the event is being handled elsewhere) is not an attempt: the delivery count is
+    // set back so that the next claim restores it, and no retry budget is used.
+    const deferred = isDeferral(error);
+    if (!deferred && entry.deliveries >= maxDeliveries) return this.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
     // Backdate the idle time so the reclaimer retries after the backoff, not at once and not
     // only after a full min-idle (Redis caps delivery times at "now", so min-idle is the cap).
-    const backoff = Math.min(minIdleTimeMs, this.rt.retryBackoffMs * 2 ** (entry.deliveries - 1));
+    const backoff = Math.min(minIdleTimeMs, this.rt.retryBackoffMs * (deferred ? 1 : 2 ** (entry.deliveries - 1)));
     try {
       const [, trimmed] = await this.rt.commands.nrsClaimIfOwned(
-        this.owner.stream, this.owner.group, this.owner.consumer, minIdleTimeMs - backoff, entry.id,
+        this.owner.stream, this.owner.group, this.owner.consumer, minIdleTimeMs - backoff,
+        deferred ? Math.max(0, entry.deliveries - 1) : -1, entry.id,
       );
       if (trimmed.length > 0) await this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
     } catch (err) {
@@ -55,7 +60,7 @@ export class FailureHandler {
         `Entry ${entry.id} of stream "${this.owner.stream}" (group "${this.owner.group}") moved to "${dlq}" as ${deadLetterId}: ${reason}` +
           (error === undefined ? '.' : ` (${describeError(error).message})`),
       );
-      this.rt.events.emit('dead-lettered', { ...this.owner.ref(entry), reason, deadLetterStream: dlq, deadLetterId });
+      this.rt.events.emit('dead-lettered', { ...this.owner.ref(entry), reason, deadLetterStream: dlq, deadLetterId, count: 1 });
     } catch (err) {
       this.rt.logger.error(
         `Could not dead-letter entry ${entry.id} of stream "${this.owner.stream}" (${(err as Error).message}); it stays pending.`,
@@ -67,7 +72,7 @@ export class FailureHandler {
   async release(ids: string[]): Promise<void> {
     try {
       const [, trimmed] = await this.rt.commands.nrsClaimIfOwned(
-        this.owner.stream, this.owner.group, this.owner.consumer, this.owner.subscription.options.minIdleTimeMs, ...ids,
+        this.owner.stream, this.owner.group, this.owner.consumer, this.owner.subscription.options.minIdleTimeMs, -1, ...ids,
       );
       for (const id of trimmed) {
         const entry = this.owner.held.get(id);

@@ -40,7 +40,9 @@ export function resolveHandlerOptions(
   const resolved = {
     group: pick('group') as string,
     concurrency: pick('concurrency') as number,
-    prefetchCount: pick('prefetchCount') as number,
+    // No read-ahead unless asked for: every entry read is handed to a handler at once, so a
+    // crash never counts a delivery against an entry that no handler saw.
+    prefetchCount: (pick('prefetchCount') ?? pick('concurrency')) as number,
     startId: pick('startId') as string,
     ackMode: pick('ackMode') as ResolvedHandlerOptions['ackMode'],
     maxDeliveries: pick('maxDeliveries') as number,

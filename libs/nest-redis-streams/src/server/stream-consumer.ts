@@ -7,7 +7,7 @@ import type { PayloadDeserializer } from '../interfaces/payload-codec.interface.
 import { DeadLetterReason } from '../recovery/dead-letter-record.js';
 import { runInTraceContext } from '../tracing/trace-context.js';
 import { isBusyGroupError, isNoGroupError } from '../redis/errors.js';
-import type { StreamEntryReply, XPendingRow, XReadGroupReply } from '../redis/replies.js';
+import type { StreamEntryReply, XReadGroupReply } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { AckBatcher } from './ack-batcher.js';
 import { FailureHandler } from './failure-handler.js';
@@ -87,7 +87,7 @@ export class StreamConsumer {
 
   async ensureGroup(): Promise<void> {
     try {
-      await this.rt.commands.xgroup('CREATE', this.stream, this.group, this.subscription.options.startId, 'MKSTREAM');
+      await this.rt.commands.nrsCreateGroup(this.stream, this.group, this.subscription.options.startId);
     } catch (err) {
       if (!isBusyGroupError(err)) throw err;
     }
@@ -336,12 +336,9 @@ export class StreamConsumer {
 
   /** Delivery counts from the PEL for entries read by id or claimed (XREADGROUP `>` is always 1). */
   private async deliveryCounts(entries: StreamEntryReply[]): Promise<Map<string, number>> {
-    const first = entries[0][0];
-    const last = entries[entries.length - 1][0];
-    const rows = (await this.rt.commands.xpending(
-      this.stream, this.group, first, last, entries.length + this.held.size, this.consumer,
-    )) as XPendingRow[];
-    return new Map(rows.map(([id, , , deliveries]) => [id, Number(deliveries)]));
+    const ids = entries.map(([id]) => id);
+    const counts = await this.rt.commands.nrsDeliveryCounts(this.stream, this.group, ...ids);
+    return new Map(ids.map((id, i) => [id, Number(counts[i]) || 1]));
   }
 
   ref(entry: HeldEntry): EntryRef {
