@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { CustomTransportStrategy, type MessageHandler, Server } from '@nestjs/microservices';
+import { CustomTransportStrategy, type MessageHandler, Server, type Transport } from '@nestjs/microservices';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import type { Redis } from 'ioredis';
 import { isObservable, lastValueFrom, throwError } from 'rxjs';
@@ -49,6 +49,8 @@ export class RedisStreamsServer
   private scheduler: ConsumerScheduler | null = null;
   private closing: Promise<void> | null = null;
   private readonly replySerializer = new JsonCodec();
+  /** Whether anyone installed Nest's processing hooks (tracing); without them handlers run bare. */
+  private hooksInstalled = false;
 
   constructor(options: RedisStreamsServerOptions = {}) {
     super();
@@ -190,9 +192,25 @@ export class RedisStreamsServer
     this._status$.next(RedisStreamsStatus.DISCONNECTED);
   }
 
+  override setOnProcessingStartHook(hook: (transportId: Transport | symbol, context: unknown, done: () => Promise<unknown>) => void): void {
+    this.hooksInstalled = true;
+    super.setOnProcessingStartHook(hook);
+  }
+
+  override setOnProcessingEndHook(hook: (transportId: Transport | symbol, context: unknown) => void): void {
+    this.hooksInstalled = true;
+    super.setOnProcessingEndHook(hook);
+  }
+
   /** Runs a handler between Nest's processing hooks; resolves on success, rejects on failure. */
-  private invoke(sub: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext): Promise<void> {
+  private async invoke(sub: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext): Promise<void> {
     if (sub.kind === 'message' && entry.replyTo && entry.correlationId) return this.answer(sub, entry, ctx);
+    if (!this.hooksInstalled) {
+      // Hot path: without processing hooks there is nothing to wrap the handler in.
+      const result = await sub.handler(entry.data, ctx);
+      if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+      return;
+    }
     return new Promise<void>((resolve, reject) => {
       const started = this.runWithProcessingHooks(ctx, async (runEndHook) => {
         try {

@@ -297,8 +297,7 @@ export class StreamConsumer {
     } catch (err) {
       return this.parking.park(entry, DeadLetterReason.UNDECODABLE, err);
     }
-    const ref = this.ref(entry);
-    this.rt.events.emit('delivered', ref);
+    if (this.rt.events.listenerCount('delivered') > 0) this.rt.events.emit('delivered', this.ref(entry));
     const started = performance.now();
     const ctx = new RedisStreamsContext([
       this.stream, entry.id, this.group, this.consumer, entry.deliveries, decoded.headers, decoded.eventId ?? undefined, entry,

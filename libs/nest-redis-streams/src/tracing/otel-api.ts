@@ -9,8 +9,10 @@ export interface OtelApi {
   propagation: {
     inject(ctx: unknown, carrier: Record<string, string>): void;
     extract(ctx: unknown, carrier: Record<string, string>): unknown;
+    fields(): string[];
   };
   trace: {
+    getTracerProvider(): { getDelegate?(): object };
     getTracer(name: string): {
       startActiveSpan<T>(name: string, options: { kind: number; attributes?: Record<string, string | number> }, ctx: unknown, fn: (span: OtelSpan) => T): T;
     };
@@ -37,4 +39,14 @@ export function otelApi(): OtelApi | null {
     }
   }
   return loaded;
+}
+
+/**
+ * True when OpenTelemetry is installed and configured: a propagator or a tracer provider was
+ * registered. An installed but unconfigured API would only add no-op spans to every entry.
+ */
+export function tracingConfigured(api: OtelApi): boolean {
+  if (api.propagation.fields().length > 0) return true;
+  const delegate = api.trace.getTracerProvider().getDelegate?.();
+  return delegate !== undefined && delegate.constructor.name !== 'NoopTracerProvider';
 }

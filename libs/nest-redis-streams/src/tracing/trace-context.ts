@@ -1,4 +1,4 @@
-import { otelApi } from './otel-api.js';
+import { otelApi, tracingConfigured } from './otel-api.js';
 
 const TRACER = 'nest-redis-streams';
 
@@ -8,7 +8,7 @@ const TRACER = 'nest-redis-streams';
  */
 export function activeTraceHeaders(): Record<string, string> {
   const api = otelApi();
-  if (!api) return {};
+  if (!api || !tracingConfigured(api)) return {};
   const carrier: Record<string, string> = {};
   api.propagation.inject(api.context.active(), carrier);
   return carrier;
@@ -25,7 +25,7 @@ export function runInTraceContext<T>(
   handler: () => Promise<T>,
 ): Promise<T> {
   const api = otelApi();
-  if (!api) return handler();
+  if (!api || !tracingConfigured(api)) return handler();
   const parent = api.propagation.extract(api.context.active(), headers);
   const options = {
     kind: api.SpanKind.CONSUMER,
