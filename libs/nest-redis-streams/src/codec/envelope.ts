@@ -48,12 +48,25 @@ export function encodeEnvelope(message: OutgoingEnvelope, serializer: PayloadSer
  * @throws UndecodableEntryError when the envelope's data or headers cannot be read.
  */
 export function decodeEntry(fields: string[], deserializer: PayloadDeserializer): DecodedEntry {
-  const map = new Map<string, string>();
-  for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i], fields[i + 1]);
-  if (map.get(ENVELOPE.version) !== ENVELOPE.versionValue) {
-    return { data: Object.fromEntries(map), headers: {}, foreign: true, eventId: map.get(ENVELOPE.eventId) };
+  // One pass over the flat field list, without an intermediate Map: this runs for every entry.
+  let version: string | undefined;
+  let raw: string | undefined;
+  let eventId: string | undefined;
+  let headers: string | undefined;
+  let replyTo: string | undefined;
+  let correlationId: string | undefined;
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const value = fields[i + 1];
+    switch (fields[i]) {
+      case ENVELOPE.version: version = value; break;
+      case ENVELOPE.data: raw = value; break;
+      case ENVELOPE.eventId: eventId = value; break;
+      case ENVELOPE.headers: headers = value; break;
+      case ENVELOPE.replyTo: replyTo = value; break;
+      case ENVELOPE.correlationId: correlationId = value; break;
+    }
   }
-  const raw = map.get(ENVELOPE.data);
+  if (version !== ENVELOPE.versionValue) return { data: foreignFields(fields), headers: {}, foreign: true, eventId };
   if (raw === undefined) {
     throw new UndecodableEntryError(`Envelope ${ENVELOPE.versionValue} has no "${ENVELOPE.data}" field.`);
   }
@@ -66,14 +79,16 @@ export function decodeEntry(fields: string[], deserializer: PayloadDeserializer)
         `first bytes: ${JSON.stringify(raw.slice(0, 80))}. Check the producer's serializer.`,
     );
   }
-  return {
-    data,
-    eventId: map.get(ENVELOPE.eventId),
-    headers: decodeHeaders(map.get(ENVELOPE.headers)),
-    replyTo: map.get(ENVELOPE.replyTo),
-    correlationId: map.get(ENVELOPE.correlationId),
-    foreign: false,
-  };
+  return { data, eventId, headers: decodeHeaders(headers), replyTo, correlationId, foreign: false };
+}
+
+/** A foreign entry's fields as own properties (a later duplicate field wins, as in a Map). */
+function foreignFields(fields: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    Object.defineProperty(out, fields[i], { value: fields[i + 1], enumerable: true, writable: true, configurable: true });
+  }
+  return out;
 }
 
 function decodeHeaders(raw: string | undefined): Record<string, string> {

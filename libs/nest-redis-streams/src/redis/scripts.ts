@@ -28,16 +28,40 @@ end
 for _, id in ipairs(owned) do if not claimed[id] then trimmed[#trimmed + 1] = id end end
 return {lost, trimmed}`;
 
-/** KEYS[1] stream; ARGV group, consumer, ids... → ids this consumer no longer owns (not acked). */
+/**
+ * KEYS[1] stream; ARGV group, consumer, ids... → ids this consumer no longer owns (not acked).
+ * Ownership comes from one consumer-filtered XPENDING range over [smallest id, largest id] of the
+ * batch, walked in pages: far cheaper than one XPENDING per id, and exact however many other
+ * entries this consumer has pending in that range.
+ */
 const ACK_IF_OWNED = `
-local owned, lost = {}, {}
+local function parse(id)
+  local ms, seq = string.match(id, '^(%d+)-(%d+)$')
+  return tonumber(ms), tonumber(seq)
+end
+local want, first, last, fms, fseq, lms, lseq = {}, nil, nil, nil, nil, nil, nil
 for i = 3, #ARGV do
-  local row = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)[1]
-  if row and row[2] == ARGV[2] then owned[#owned + 1] = ARGV[i] else lost[#lost + 1] = ARGV[i] end
+  local id = ARGV[i]
+  want[id] = true
+  local ms, seq = parse(id)
+  if not first or ms < fms or (ms == fms and seq < fseq) then first, fms, fseq = id, ms, seq end
+  if not last or ms > lms or (ms == lms and seq > lseq) then last, lms, lseq = id, ms, seq end
+end
+if not first then return {} end
+local owned, start = {}, first
+while true do
+  local rows = redis.call('XPENDING', KEYS[1], ARGV[1], start, last, 1000, ARGV[2])
+  for _, row in ipairs(rows) do
+    if want[row[1]] then owned[#owned + 1] = row[1]; want[row[1]] = nil end
+  end
+  if #rows < 1000 then break end
+  start = '(' .. rows[#rows][1]
 end
 for i = 1, #owned, 1000 do
   redis.call('XACK', KEYS[1], ARGV[1], unpack(owned, i, math.min(i + 999, #owned)))
 end
+local lost = {}
+for id in pairs(want) do lost[#lost + 1] = id end
 return lost`;
 
 /**

@@ -16,6 +16,7 @@ import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.
 import { MESSAGES } from '../messages.js';
 import { connectOrExplain, watchStatus } from '../redis/connect.js';
 import { createRedisConnection, isClusterConnection } from '../redis/connection.factory.js';
+import { tracingEnabled } from '../tracing/trace-context.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
 import { ConsumerScheduler } from './consumer-scheduler.js';
 import { type ResolvedServerOptions, resolveHandlerOptions, resolveServerOptions } from './resolve-options.js';
@@ -158,6 +159,7 @@ export class RedisStreamsServer
       commands: this.commands,
       events: this.events,
       logger: this.logger,
+      tracing: tracingEnabled(),
       invoke: (sub: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext) => this.invoke(sub, entry, ctx),
     };
     for (const subscription of subscriptions) {

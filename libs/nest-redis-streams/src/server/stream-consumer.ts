@@ -25,6 +25,8 @@ export interface ConsumerRuntime {
   reader: Redis;
   events: TransportEvents;
   logger: Logger;
+  /** OpenTelemetry is installed and configured: run handlers in consumer spans. */
+  tracing: boolean;
   invoke(subscription: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext): Promise<void>;
 }
 
@@ -261,11 +263,14 @@ export class StreamConsumer {
   private run(entry: HeldEntry): void {
     this.running++;
     entry.startedAt = Date.now();
-    this.process(entry)
-      .catch((err: Error) =>
-        this.rt.logger.error(`Unexpected failure settling entry ${entry.id} of "${this.stream}": ${err.stack ?? err}`),
-      )
-      .finally(() => this.settled(entry));
+    // One reaction per entry (not catch + finally): this runs for every entry of the stream.
+    this.process(entry).then(
+      () => this.settled(entry),
+      (err: Error) => {
+        this.rt.logger.error(`Unexpected failure settling entry ${entry.id} of "${this.stream}": ${err.stack ?? err}`);
+        this.settled(entry);
+      },
+    );
   }
 
   private settled(entry: HeldEntry): void {
@@ -298,17 +303,20 @@ export class StreamConsumer {
       return this.parking.park(entry, DeadLetterReason.UNDECODABLE, err);
     }
     if (this.rt.events.listenerCount('delivered') > 0) this.rt.events.emit('delivered', this.ref(entry));
-    const started = performance.now();
+    const started = this.rt.events.listenerCount('handled') > 0 ? performance.now() : 0;
     const ctx = new RedisStreamsContext([
-      this.stream, entry.id, this.group, this.consumer, entry.deliveries, decoded.headers, decoded.eventId ?? undefined, entry,
+      this.stream, entry.id, this.group, this.consumer, entry.deliveries, decoded.headers, decoded.eventId, entry,
     ]);
     try {
-      const invoke = () =>
-        runInTraceContext(decoded.headers, { stream: this.stream, group: this.group, entryId: entry.id }, () =>
-          this.rt.invoke(this.subscription, decoded, ctx),
-        );
       const key = this.orderingKeyOf(decoded.data);
-      await (key === undefined ? invoke() : this.keys.run(key, invoke));
+      if (key === undefined && !this.rt.tracing) await this.rt.invoke(this.subscription, decoded, ctx);
+      else {
+        const invoke = () =>
+          runInTraceContext(decoded.headers, { stream: this.stream, group: this.group, entryId: entry.id }, () =>
+            this.rt.invoke(this.subscription, decoded, ctx),
+          );
+        await (key === undefined ? invoke() : this.keys.run(key, invoke));
+      }
     } catch (err) {
       this.emitHandled(entry, started, false);
       return this.parking.fail(entry, err);
@@ -327,7 +335,7 @@ export class StreamConsumer {
   }
 
   private emitHandled(entry: HeldEntry, started: number, ok: boolean): void {
-    if (this.rt.events.listenerCount('handled') === 0) return;
+    if (started === 0 || this.rt.events.listenerCount('handled') === 0) return;
     const durationMs = performance.now() - started;
     const endToEndMs = Date.now() - Number.parseInt(entry.id, 10);
     this.rt.events.emit('handled', { ...this.ref(entry), durationMs, endToEndMs, ok });

@@ -2,6 +2,12 @@ import { otelApi, tracingConfigured } from './otel-api.js';
 
 const TRACER = 'nest-redis-streams';
 
+/** True when handlers should run in consumer spans (OpenTelemetry installed and configured). */
+export function tracingEnabled(): boolean {
+  const api = otelApi();
+  return api !== null && tracingConfigured(api);
+}
+
 /**
  * Headers carrying the active trace context (`traceparent`, `tracestate`, as the registered
  * propagator writes them), for the envelope. Empty without OpenTelemetry.
