@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { JsonCodec, RedisStreamsContext, encodeEnvelope } from 'nest-redis-streams';
-import { pendingCount, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
+import { pendingCount, startMicroservice, unique, waitFor, testContext, startRecorder } from '../support/helpers.js';
 
 describe('consuming a stream in a consumer group', () => {
   const { redis, closers } = testContext();
@@ -27,16 +27,7 @@ describe('consuming a stream in a consumer group', () => {
 
   it('hands entries from other producers (redis-cli style) to the handler as an object of their fields', async () => {
     const stream = unique('foreign');
-    const seen: unknown[] = [];
-    @Controller()
-    class Handlers {
-      @EventPattern(stream)
-      handle(@Payload() data: unknown) {
-        seen.push(data);
-      }
-    }
-    const { app } = await startMicroservice([Handlers], {});
-    closers.push(() => app.close());
+    const { seen } = await startRecorder(closers, stream);
     await redis.xadd(stream, '*', 'userId', '1001', 'amount', '50000');
     await redis.xadd(stream, '*', '__proto__', 'x', 'constructor', 'y');
     await waitFor(() => seen.length === 2, 'two entries');
@@ -119,20 +110,11 @@ describe('consuming a stream in a consumer group', () => {
 
   it('starts a group at "$" when asked, skipping what the stream already holds', async () => {
     const stream = unique('start-id');
-    const seen: string[] = [];
     await redis.xadd(stream, '*', 'n', 'old');
-    @Controller()
-    class Handlers {
-      @EventPattern(stream, { startId: '$' })
-      handle(@Payload() data: { n: string }) {
-        seen.push(data.n);
-      }
-    }
-    const { app } = await startMicroservice([Handlers], {});
-    closers.push(() => app.close());
+    const { seen } = await startRecorder<{ n: string }>(closers, stream, {}, { startId: '$' });
     await redis.xadd(stream, '*', 'n', 'new');
     await waitFor(() => seen.length === 1, 'the new entry');
-    expect(seen).toEqual(['new']);
+    expect(seen).toEqual([{ n: 'new' }]);
   });
 
   it('acks an observable handler only after it completes', async () => {

@@ -2,7 +2,7 @@ import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { Redis } from 'ioredis';
 import { DLQ_FIELDS, RedisStreamsContext, RedisStreamsServer, RedisStreamsStatus } from 'nest-redis-streams';
-import { pendingCount, readAll, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
+import { pendingCount, readAll, startMicroservice, unique, waitFor, testContext, startRecorder } from '../support/helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startRedis } = require('../../scripts/lib/redis-process.cjs');
@@ -47,16 +47,7 @@ describe('faults the read loop survives', () => {
 
   it('parks an undecodable entry in the dead-letter stream at once and keeps reading', async () => {
     const stream = unique('undecodable');
-    const seen: unknown[] = [];
-    @Controller()
-    class Handlers {
-      @EventPattern(stream)
-      handle(@Payload() data: unknown) {
-        seen.push(data);
-      }
-    }
-    const { app } = await startMicroservice([Handlers], {});
-    closers.push(() => app.close());
+    const { seen } = await startRecorder(closers, stream);
     const bad = await redis.xadd(stream, '*', 'v', 'nrs/1', 'event_id', 'e1', 'data', '{not json');
     await redis.xadd(stream, '*', 'v', 'nrs/1', 'event_id', 'e2', 'data', '{"ok":true}');
     await waitFor(() => seen.length === 1, 'the good entry');
@@ -74,22 +65,13 @@ describe('faults the read loop survives', () => {
 
   it('re-creates the group and goes on when the stream is deleted mid-run', async () => {
     const stream = unique('deleted');
-    const seen: string[] = [];
-    @Controller()
-    class Handlers {
-      @EventPattern(stream)
-      handle(@Payload() data: { n: string }) {
-        seen.push(data.n);
-      }
-    }
-    const { app } = await startMicroservice([Handlers], {});
-    closers.push(() => app.close());
+    const { seen } = await startRecorder<{ n: string }>(closers, stream);
     await redis.xadd(stream, '*', 'n', 'before');
     await waitFor(() => seen.length === 1, 'the first entry');
     await redis.del(stream);
     await redis.xadd(stream, '*', 'n', 'after');
     await waitFor(() => seen.length === 2, 'the entry written after the DEL');
-    expect(seen).toEqual(['before', 'after']);
+    expect(seen.map((d) => d.n)).toEqual(['before', 'after']);
   });
 
   it('fails listen() with a message naming a wrong option', async () => {

@@ -1,4 +1,5 @@
-import { type INestMicroservice, Logger, Module, type Type } from '@nestjs/common';
+import { Controller, type INestMicroservice, Logger, Module, type Type } from '@nestjs/common';
+import { EventPattern, Payload } from '@nestjs/microservices';
 import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
 import { RedisStreamsExceptionFilter, RedisStreamsServer, type RedisStreamsServerOptions } from 'nest-redis-streams';
@@ -90,4 +91,27 @@ export function testContext(): { redis: Redis; closers: Array<() => Promise<unkn
   });
   afterAll(() => redis.quit());
   return { redis, closers };
+}
+
+/**
+ * Starts a microservice whose one handler records every payload of `stream` it receives (the
+ * most common consumer in these tests). Closed by the suite's closers.
+ */
+export async function startRecorder<T = unknown>(
+  closers: Array<() => Promise<unknown>>,
+  stream: string,
+  options: RedisStreamsServerOptions = {},
+  extras: Record<string, unknown> = {},
+): Promise<{ app: INestMicroservice; server: RedisStreamsServer; seen: T[] }> {
+  const seen: T[] = [];
+  @Controller()
+  class Recorder {
+    @EventPattern(stream, extras)
+    handle(@Payload() data: unknown) {
+      seen.push(data as T);
+    }
+  }
+  const started = await startMicroservice([Recorder], options);
+  closers.push(() => started.app.close());
+  return { ...started, seen };
 }
