@@ -31,5 +31,12 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/global-setup.cjs',
       globalTeardown: '<rootDir>/test/support/global-teardown.cjs',
     },
+    {
+      ...shared,
+      displayName: 'chaos',
+      testMatch: ['<rootDir>/test/chaos/**/*.spec.ts'],
+      globalSetup: '<rootDir>/test/chaos/support/global-setup.cjs',
+      globalTeardown: '<rootDir>/test/chaos/support/global-teardown.cjs',
+    },
   ],
 };

@@ -1,19 +1,19 @@
 #!/usr/bin/env node
-// `npm test`: makes sure redis-server exists (installing Debian's package when it may), then runs
-// Jest. Jest's global setup starts a private redis-server unless REDIS_URL points at one.
+// `npm test`: makes sure redis-server exists (installing Debian's package when it may), builds
+// what runs in child processes, then runs Jest. Its global setup starts a private redis-server
+// unless REDIS_URL points at one.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 const { ensureRedisServer } = require('./lib/redis-process.cjs');
 
-if (!process.env.REDIS_URL) {
-  try {
-    ensureRedisServer({ log: (m) => console.log(m) });
-  } catch (err) {
-    console.error(err.message);
-    process.exit(1);
-  }
+// Even with REDIS_URL set, recovery, cluster and chaos tests start redis-servers of their own.
+try {
+  ensureRedisServer({ log: (m) => console.log(m) });
+} catch (err) {
+  console.error(err.message);
+  process.exit(1);
 }
 // Recovery tests and the demo test run separate processes from compiled JavaScript.
 const tsc = 'node_modules/typescript/bin/tsc';
@@ -21,6 +21,12 @@ for (const project of ['libs/nest-redis-streams/tsconfig.build.json', 'apps/orde
   const built = spawnSync(process.execPath, [tsc, '-p', project], { stdio: 'inherit' });
   if (built.status !== 0) process.exit(built.status ?? 1);
 }
-const args = ['node_modules/jest/bin/jest.js', ...process.argv.slice(2)];
-const result = spawnSync(process.execPath, args, { stdio: 'inherit' });
-process.exit(result.status ?? 1);
+// Without arguments: unit and integration specs first, then the chaos suite on its own, one
+// scenario at a time (its scenarios load both cores and must not compete with other tests).
+const runs = process.argv.length > 2
+  ? [process.argv.slice(2)]
+  : [['--selectProjects', 'unit', 'integration'], ['--selectProjects', 'chaos', '--runInBand']];
+for (const args of runs) {
+  const result = spawnSync(process.execPath, ['node_modules/jest/bin/jest.js', ...args], { stdio: 'inherit' });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}

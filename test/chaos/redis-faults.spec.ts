@@ -1,11 +1,12 @@
 // Chaos scenarios 3 and 4: the data Redis killed and restarted under load, and its client
 // connections dropped (CLIENT KILL) during blocking reads, acks and dead-lettering.
 import { expectNoLoss } from './support/expectations.js';
-import { chaosLoop, chaosTest, closeOpenScenarios, scaled } from './support/scenario.js';
+import { FAST_RECOVERY as FAST } from './support/profiles.js';
+import { chaosLoop, chaosTest } from './support/chaos-test.js';
+import { closeOpenScenarios, scaled } from './support/scenario.js';
 
 afterAll(closeOpenScenarios);
 
-const FAST = { IDEMPOTENT: 1, MIN_IDLE: 1_000, RECLAIM_MS: 200, RETRY_MS: 50, CONCURRENCY: 8, PREFETCH: 32, MAX_DELIVERIES: 10 };
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('chaos: Redis faults', () => {
@@ -41,7 +42,7 @@ describe('chaos: Redis faults', () => {
     const producer = s.producer('producer', { COUNT: count, RATE: count / 10, POISON_EVERY: poisonEvery });
     let killed = 0;
     const rounds = await chaosLoop(s, { minMs: 100, maxMs: 400, active: () => producer.alive, limitMs: 30_000 }, async () => {
-      killed += Number(await s.data.client('KILL', 'TYPE', 'normal'));
+      killed += Number(await s.data.call('CLIENT', 'KILL', 'TYPE', 'normal'));
     });
     const { retries } = await s.produced(producer);
     const r = await s.settle(['nest'], 60_000);

@@ -49,10 +49,15 @@ async function handle(group: string, data: unknown, ctx: RedisStreamsContext): P
   if (Object.getOwnPropertyNames(Object.prototype).join() !== prototypeNames) await ledger.set(keys.polluted, key);
   if (flags.exit) process.exit(3);
   if (flags.poison) throw new Error(`Poison entry ${key} fails on every delivery.`);
-  const delay = flags.slowMs ?? handlerMs;
-  if (delay > 0) await sleep(delay);
-  if (idempotent) await runOnce(store, ctx, () => applyEffect(group, key, ctx), { processingTtlMs, doneTtlMs: DONE_TTL_MS });
-  else await applyEffect(group, key, ctx);
+  // The work takes its time inside the guard, as a real effect (a payment call) would.
+  const work = async () => {
+    if (flags.crashInEffect && ctx.getDeliveryCount() === 1) process.kill(process.pid, 'SIGKILL');
+    const delay = flags.slowMs ?? handlerMs;
+    if (delay > 0) await sleep(delay);
+    return applyEffect(group, key, ctx);
+  };
+  if (idempotent) await runOnce(store, ctx, work, { processingTtlMs, doneTtlMs: DONE_TTL_MS });
+  else await work();
   // Dies after the effect and before the transport's ack: the redelivery must not apply it again.
   if (flags.crashAfterEffect && ctx.getDeliveryCount() === 1) process.kill(process.pid, 'SIGKILL');
 }
@@ -106,7 +111,8 @@ async function main(): Promise<void> {
       leaseRenewal: env.LEASE !== '0',
       retryBackoffMs: num('RETRY_MS', 50),
       concurrency: num('CONCURRENCY', 4),
-      prefetchCount: num('PREFETCH', 16),
+      // Unset: the transport's default (no read-ahead beyond concurrency).
+      prefetchCount: env.PREFETCH === undefined ? undefined : Number(env.PREFETCH),
       shutdownTimeoutMs: num('SHUTDOWN_MS', 5_000),
     });
     watch(server);

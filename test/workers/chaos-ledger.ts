@@ -13,6 +13,8 @@ export interface ChaosFlags {
   exit?: boolean;
   /** The process SIGKILLs itself after the effect and before the ack, on the first delivery. */
   crashAfterEffect?: boolean;
+  /** The process SIGKILLs itself inside the guarded effect (claim taken, effect not applied), on the first delivery. */
+  crashInEffect?: boolean;
   /** The handler takes this long. */
   slowMs?: number;
 }

@@ -19,9 +19,13 @@ const batchSize = num('BATCH', 50);
 const every = (name: string, i: number) => num(name, 0) > 0 && i % num(name, 0) === num(name, 0) - 1;
 const maxLen = env.MAXLEN ? ['MAXLEN', env.MAXLEN] : [];
 const codec = new JsonCodec();
+const BATCH_TIMEOUT_MS = 5_000;
 
-// No resend of unanswered commands after a reconnect: the retry below is explicit, per event.
-const data = new Redis(env.DATA_URL!, { maxRetriesPerRequest: 1, autoResendUnfulfilledCommands: false, retryStrategy: () => 50 });
+// ioredis may resend a command whose reply a dropped connection lost (a duplicate entry with the
+// same event id, which consumers dedupe); errors and timeouts are retried below, per event.
+// (autoResendUnfulfilledCommands: false would be worse: ioredis 6 then drops those commands
+// without settling their promises, and the producer hangs.)
+const data = new Redis(env.DATA_URL!, { maxRetriesPerRequest: 1, retryStrategy: () => 50 });
 data.on('error', () => undefined);
 const ledger = new Redis(env.LEDGER_URL!, { maxRetriesPerRequest: null });
 ledger.on('error', () => undefined);
@@ -38,6 +42,7 @@ function event(i: number): Outgoing {
   if (every('POISON_EVERY', i)) flags.poison = true;
   if (every('CRASH_EVERY', i)) flags.crashAfterEffect = true;
   if (env.EXIT_AT && Number(env.EXIT_AT) === i) flags.exit = true;
+  if (env.CRASH_IN_EFFECT_AT && Number(env.CRASH_IN_EFFECT_AT) === i) flags.crashInEffect = true;
   const eventId = `${run}-e${i}`;
   const fields = encodeEnvelope({ eventId, data: { i, chaos: flags } }, codec);
   return { fields, eventId, expect: flags.poison || flags.exit ? 'dead-letter' : 'process' };
@@ -56,7 +61,7 @@ async function main(): Promise<void> {
     queue = queue.slice(batchSize);
     const pipeline = data.pipeline();
     for (const e of batch) pipeline.xadd(stream, ...maxLen, '*', ...e.fields);
-    const replies = await pipeline.exec().catch(() => null);
+    const replies = await Promise.race([pipeline.exec(), sleep(BATCH_TIMEOUT_MS).then(() => null)]).catch(() => null);
     const failed: Outgoing[] = [];
     const record = ledger.pipeline();
     batch.forEach((e, n) => {

@@ -7,7 +7,7 @@ const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 
 const COLUMNS = [
-  ['#', (r) => String(r.n)],
+  ['#', (r) => `${r.n}${r.sub}`],
   ['scenario', (r) => r.scenario],
   ['size', (r) => r.size],
   ['produced', (r) => r.produced],

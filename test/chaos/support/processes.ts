@@ -60,6 +60,12 @@ export class ChaosProcess {
     }, `${this.name}: ${what}`, timeoutMs);
   }
 
+  /** Waits for the process to end on its own; fails after `timeoutMs`. */
+  async ended(timeoutMs = 20_000): Promise<Exit> {
+    await waitFor(() => this.exit, `${this.name} to end`, timeoutMs);
+    return this.exit!;
+  }
+
   async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<Exit> {
     if (this.alive) this.child.kill(signal);
     return this.exited;

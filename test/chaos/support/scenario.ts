@@ -1,4 +1,4 @@
-import { appendFileSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -138,6 +138,11 @@ export class Scenario {
     return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, Number(v)]));
   }
 
+  /** Largest resident set size of each worker process label, in MB. */
+  async peakRssMb(): Promise<number[]> {
+    return Object.values(await this.ledger.hgetall(this.keys.rss)).map((bytes) => Math.round(Number(bytes) / 1024 / 1024));
+  }
+
   note(text: string): void {
     this.notes.push(text);
   }
@@ -149,11 +154,11 @@ export class Scenario {
       n: this.n, sub: this.sub, scenario: this.title, size, passed: false,
       produced: r.produced.size,
       processed: sum((g) => g.processed),
-      lost: sum((g) => g.missing.length),
+      lost: sum((g) => Math.max(0, g.missing.length - g.auditedLoss)),
       duplicates: sum((g) => g.duplicates),
       dupEffects: sum((g) => g.dupEffects),
       deadLettered: sum((g) => g.deadLettered),
-      tombstoned: sum((g) => g.tombstoned),
+      tombstoned: sum((g) => g.tombstoned + g.auditedLoss),
       wallMs: Date.now() - this.started,
       notes: [`seed ${this.seed}`, ...this.notes].join('; '),
     };
@@ -163,82 +168,20 @@ export class Scenario {
   async close(keepLogs: boolean): Promise<void> {
     open.delete(this);
     await Promise.all([...this.processes].map((p) => p.kill('SIGKILL')));
+    // A failed run keeps the evidence that dies with the data Redis: the dead-letter stream.
+    if (keepLogs) {
+      const dlq = await this.data.xrange(this.dlq, '-', '+', 'COUNT', 200).catch((err: Error) => err.message);
+      mkdirSync(this.logDir, { recursive: true });
+      writeFileSync(join(this.logDir, 'dead-letters.json'), JSON.stringify(dlq, (_, v) => (typeof v === 'string' && v.length > 500 ? `${v.slice(0, 500)}...` : v), 1));
+    }
     this.data?.disconnect();
     await this.ledger?.quit().catch(() => undefined);
     await this.server?.stop().catch(() => undefined);
-    if (!keepLogs) rmSync(this.logDir, { recursive: true, force: true });
+    if (!keepLogs && process.env.CHAOS_KEEP_LOGS !== '1') rmSync(this.logDir, { recursive: true, force: true });
   }
 }
 
 /** For afterAll: whatever a timed-out test left running. */
 export async function closeOpenScenarios(): Promise<void> {
   await Promise.all([...open].map((s) => s.close(true)));
-}
-
-export function recordRow(row: ChaosRow): void {
-  const file = process.env.CHAOS_ROWS_FILE;
-  if (file) appendFileSync(file, `${JSON.stringify(row)}\n`);
-}
-
-/** What a scenario body returns: its row, then its assertions (run after the row is recorded). */
-export interface ScenarioOutcome {
-  row: ChaosRow;
-  verify(): void;
-}
-
-/**
- * Declares one scenario as a Jest test: opens the Scenario, runs `body` within `timeoutMs`,
- * records its row (a failed row too), runs its assertions, and always cleans up.
- */
-export function chaosTest(
-  n: number,
-  title: string,
-  body: (s: Scenario) => Promise<ScenarioOutcome>,
-  timeoutMs: number,
-  options: { sub?: string; redis?: { appendfsync?: 'always' | 'everysec' } } = {},
-): void {
-  it(`${n}${options.sub ?? ''}. ${title}`, async () => {
-    const s = await Scenario.open(n, options.sub ?? '', title, options.redis);
-    let passed = false;
-    let recorded = false;
-    try {
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`Scenario ${n} did not finish within ${timeoutMs - 5_000} ms.`)), timeoutMs - 5_000);
-      });
-      const outcome = await Promise.race([body(s), deadline]).finally(() => clearTimeout(timer));
-      try {
-        outcome.verify();
-        passed = true;
-      } finally {
-        recordRow({ ...outcome.row, passed });
-        recorded = true;
-      }
-    } catch (err) {
-      if (!recorded) {
-        const r = await s.reconcile().catch(() => null);
-        if (r) recordRow({ ...s.row('-', r), notes: `${s.row('-', r).notes}; ${String((err as Error).message).slice(0, 200)}` });
-      }
-      process.stderr.write(`Scenario ${n}${options.sub ?? ''} failed (seed ${s.seed}); worker logs kept in ${s.logDir}\n`);
-      throw err;
-    } finally {
-      await s.close(!passed);
-    }
-  }, timeoutMs);
-}
-
-/** Runs `action` at random intervals in [minMs, maxMs] while `active()` holds, for at most `maxMs`. */
-export async function chaosLoop(
-  s: Scenario,
-  opts: { minMs: number; maxMs: number; active: () => boolean; limitMs: number },
-  action: (round: number) => Promise<void>,
-): Promise<number> {
-  const end = Date.now() + opts.limitMs;
-  let round = 0;
-  while (opts.active() && Date.now() < end) {
-    await new Promise((r) => setTimeout(r, opts.minMs + s.random() * (opts.maxMs - opts.minMs)));
-    if (!opts.active()) break;
-    await action(round++);
-  }
-  return round;
 }

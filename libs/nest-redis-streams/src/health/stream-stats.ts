@@ -38,11 +38,11 @@ export interface StreamStatsTarget {
 }
 
 /** Commands queued per target; the replies are read back in the same order. */
-const COMMANDS_PER_TARGET = 4;
+const COMMANDS_PER_TARGET = 5;
 
 /**
  * Reads the figures of one stream and group in one round trip: XPENDING (summary), the first
- * `idleSampleSize` rows of the extended XPENDING, XINFO GROUPS and XLEN of the dead-letter stream.
+ * `idleSampleSize` rows of the extended XPENDING, XINFO GROUPS, and XLEN of the dead-letter stream and of the stream.
  *
  * `oldestIdleMs` is exact only when at most `idleSampleSize` entries are pending. Past that it is
  * the longest idle among the oldest ids: a stuck entry usually is among them, but one whose idle
@@ -90,6 +90,7 @@ async function statsPipeline(
     pipeline.xpending(stream, group, '-', '+', idleSampleSize);
     pipeline.xinfo('GROUPS', stream);
     pipeline.xlen(deadLetterStream);
+    pipeline.xlen(stream);
   }
   const replies = (await pipeline.exec()) ?? [];
   return targets.map((target, i) =>
@@ -106,8 +107,8 @@ function parseStats(target: StreamStatsTarget, replies: Array<[Error | null, unk
     if (isNoGroupError(failure) || /no such key/i.test(failure.message)) return new Error(HEALTH_MESSAGES.noGroup(stream, group));
     return new Error(HEALTH_MESSAGES.statsFailed(stream, group, failure.message));
   }
-  const [summary, rows, groups, deadLetters] = replies.map(([, value]) => value) as [
-    XPendingSummary, XPendingRow[], unknown[][], number,
+  const [summary, rows, groups, deadLetters, length] = replies.map(([, value]) => value) as [
+    XPendingSummary, XPendingRow[], unknown[][], number, number,
   ];
   const info = groups.map(pairsToObject).find((g) => g.name === group);
   if (!info) return new Error(HEALTH_MESSAGES.noGroup(stream, group));
@@ -115,8 +116,10 @@ function parseStats(target: StreamStatsTarget, replies: Array<[Error | null, unk
     ...target,
     pending: Number(summary[0]),
     oldestIdleMs: rows.reduce((max, [, , idleMs]) => Math.max(max, Number(idleMs)), 0),
-    // Redis < 7 has no lag field; Redis 7 answers nil when deletions make it unknowable.
-    lag: info.lag === null || info.lag === undefined ? null : Number(info.lag),
+    // Redis < 7 has no lag field; Redis 7 answers nil when deletions make it unknowable. Redis 7.0
+    // also resets entries-read when it reloads the AOF, so lag then counts the whole history:
+    // undelivered entries are still in the stream, so its length bounds the true lag.
+    lag: info.lag === null || info.lag === undefined ? null : Math.min(Number(info.lag), Number(length)),
     deadLetters: Number(deadLetters),
     consumers: Number(info.consumers),
   };

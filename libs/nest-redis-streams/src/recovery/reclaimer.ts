@@ -46,8 +46,8 @@ export class Reclaimer {
     let cursor = '0-0';
     let claimed = 0;
     do {
-      // Never claim more than this consumer can hold: claimed entries count against prefetch.
-      const count = Math.min(this.count, this.consumer.room);
+      // Never claim more than this consumer may hold (prefetch plus a reserve for late entries).
+      const count = Math.min(this.count, this.consumer.reclaimRoom);
       if (count <= 0) break;
       const [next, entries, deleted = []] = (await this.redis.xautoclaim(
         stream, group, consumer, minIdle, cursor, 'COUNT', count,

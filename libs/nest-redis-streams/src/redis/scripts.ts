@@ -119,13 +119,24 @@ for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do
   if field(g, 'name') == ARGV[1] then group = g end
 end
 if not group or not field(group, 'entries-read') then return 0 end
+local read = tonumber(field(group, 'entries-read'))
+-- Redis resets entries-read when it reloads the AOF: the counters start over, and so must the
+-- audit (rebase on the next countable round) instead of reporting everything read before.
+local readKey, rebaseKey = ARGV[1] .. ':read', ARGV[1] .. ':rebase'
+if read < tonumber(redis.call('HGET', KEYS[3], readKey) or '-1') then redis.call('HSET', KEYS[3], rebaseKey, '1') end
+redis.call('HSET', KEYS[3], readKey, read)
 local delivered = field(group, 'last-delivered-id')
 local length = tonumber(field(info, 'length'))
 local ahead
 if length == 0 or cmp(delivered, field(info, 'last-generated-id')) >= 0 then ahead = 0
 elseif cmp(field(info, 'recorded-first-entry-id'), delivered) > 0 then ahead = length
 else return 0 end
-local lost = tonumber(field(info, 'entries-added')) - tonumber(field(group, 'entries-read')) - ahead
+local lost = tonumber(field(info, 'entries-added')) - read - ahead
+if redis.call('HGET', KEYS[3], rebaseKey) then
+  redis.call('HSET', KEYS[3], ARGV[1], lost)
+  redis.call('HDEL', KEYS[3], rebaseKey)
+  return 0
+end
 local reported = tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0')
 if lost <= reported then return 0 end
 redis.call('HSET', KEYS[3], ARGV[1], lost)

@@ -76,9 +76,19 @@ export class StreamConsumer {
   get consumer(): string {
     return this.rt.consumer;
   }
-  /** How many more entries this consumer may take (read ahead or reclaimed). */
+  /** How many more new entries the read loop may take. */
   get room(): number {
     return this.subscription.options.prefetchCount - this.held.size;
+  }
+
+  /**
+   * How many entries the reclaimer may take. A saturated read loop refills every free slot at
+   * once, so reclaimed entries get a reserve of their own (up to another prefetchCount) instead of
+   * waiting for the load to stop: they are the ones that are already late. While they wait for a
+   * slot, the read loop reads nothing new (held exceeds prefetchCount), so memory stays bounded.
+   */
+  get reclaimRoom(): number {
+    return 2 * this.subscription.options.prefetchCount - this.held.size;
   }
 
   /** Creates the group (idempotent, MKSTREAM) and starts the read loop. */
