@@ -1,0 +1,49 @@
+// This transport: a Nest microservice with RedisStreamsServer and one @EventPattern handler,
+// configured through environment variables by bench/main and timed by the same Probe as the
+// hand-written loop.
+import 'reflect-metadata';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Controller, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { EventPattern, Payload } from '@nestjs/microservices';
+import { RedisStreamsServer } from 'nest-redis-streams';
+import { Probe, envNumber } from './probe.js';
+
+const env = process.env;
+const sleepMs = envNumber('SLEEP_MS', 0);
+const probe = new Probe(envNumber('EXPECT'), envNumber('WARMUP', 0), env.LATENCY === '1');
+
+@Controller()
+class BenchHandlers {
+  // Not async: the no-op row measures the transport, not an extra promise per entry.
+  @EventPattern(env.STREAM!)
+  handle(@Payload() data: unknown): Promise<void> | void {
+    probe.handle(data);
+    if (sleepMs > 0) return sleep(sleepMs);
+  }
+}
+
+@Module({ controllers: [BenchHandlers] })
+class BenchModule {}
+
+async function main(): Promise<void> {
+  const server = new RedisStreamsServer({
+    connection: env.REDIS_URL!,
+    consumer: 'bench',
+    group: env.GROUP!,
+    concurrency: envNumber('CONCURRENCY'),
+    prefetchCount: envNumber('PREFETCH'),
+    // Short only so the memory row's consumer notices the group being rewound soon; a blocking
+    // read returns at once when entries arrive, so it does not change throughput or latency.
+    blockMs: envNumber('BLOCK_MS', 2_000),
+  });
+  server.events.on('acked', ({ count }) => probe.acknowledged(count));
+  const app = await NestFactory.createMicroservice(BenchModule, { strategy: server, logger: false });
+  await app.listen();
+  probe.ready();
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

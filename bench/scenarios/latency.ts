@@ -1,0 +1,69 @@
+// Row 4: XADD → handler-start latency at a fixed rate, for the hand-written loop (baseline) and
+// for this transport, each fed by a paced producer in its own process.
+import type { DoneMessage } from '../children/probe.js';
+import { BenchChild } from '../support/bench-child.js';
+import { fmtCount, fmtMs, fmtRatio, percentile, sortedSamples } from '../support/stats.js';
+import type { ResultRow } from '../support/table.js';
+import { LATENCY, RAW_READ_COUNT, TARGETS, THROUGHPUT_SETTINGS } from '../settings.js';
+import type { BenchContext } from './context.js';
+
+const PERCENTILES = [50, 99, 99.9] as const;
+
+interface Measured {
+  percentiles: number[];
+  received: number;
+  producedPerSecond: number;
+}
+
+async function measure(ctx: BenchContext, kind: 'raw' | 'transport', consumerEnv: Record<string, string | number>): Promise<Measured> {
+  const stream = `bench:latency:${kind}`;
+  const warmup = LATENCY.rate * LATENCY.warmupSeconds;
+  const total = warmup + LATENCY.rate * LATENCY.seconds;
+  const child = kind === 'raw' ? 'raw-consumer' : 'transport-consumer';
+  const consumer = await BenchChild.start(child, {
+    REDIS_URL: ctx.url, STREAM: stream, GROUP: 'latency', EXPECT: total, WARMUP: warmup, LATENCY: 1, ...consumerEnv,
+  });
+  try {
+    const producer = await BenchChild.start('paced-producer', { REDIS_URL: ctx.url, STREAM: stream, RATE: LATENCY.rate, TOTAL: total });
+    const sent = await producer.next<{ type: 'done'; sent: number; seconds: number }>('done', 60_000);
+    const done = await consumer.next<DoneMessage>('done', 30_000);
+    const sorted = sortedSamples(done.latenciesMs);
+    await ctx.redis.del(stream);
+    return {
+      percentiles: PERCENTILES.map((p) => percentile(sorted, p)),
+      received: sorted.length,
+      producedPerSecond: sent.sent / sent.seconds,
+    };
+  } finally {
+    await consumer.stop();
+  }
+}
+
+const fmtTriple = (values: number[]) => `${values.map(fmtMs).join(' / ')} ms`;
+
+export async function latencyRows(ctx: BenchContext): Promise<ResultRow[]> {
+  const raw = await measure(ctx, 'raw', { READ_COUNT: RAW_READ_COUNT });
+  const transport = await measure(ctx, 'transport', {
+    CONCURRENCY: THROUGHPUT_SETTINGS.concurrency,
+    PREFETCH: THROUGHPUT_SETTINGS.prefetchCount,
+  });
+  for (const [name, m] of [['raw loop', raw], ['transport', transport]] as const) {
+    ctx.log(`latency ${name}: p50/p99/p99.9 ${fmtTriple(m.percentiles)}, ${fmtCount(m.received)} measured, producer at ${Math.round(m.producedPerSecond)}/s`);
+  }
+  const setting = `${fmtCount(LATENCY.rate)}/s for ${LATENCY.seconds} s (+${LATENCY.warmupSeconds} s warm-up), paced producer process`;
+  const p999 = transport.percentiles[2];
+  return [
+    {
+      row: '4', what: 'latency XADD→handler p50 / p99 / p99.9, hand-written loop',
+      setting: `${setting}, COUNT ${RAW_READ_COUNT}`,
+      result: fmtTriple(raw.percentiles), ratio: '1×', target: 'baseline',
+    },
+    {
+      row: '4', what: 'latency XADD→handler p50 / p99 / p99.9, this transport',
+      setting: `${setting}, concurrency ${THROUGHPUT_SETTINGS.concurrency}, prefetchCount ${THROUGHPUT_SETTINGS.prefetchCount}`,
+      result: fmtTriple(transport.percentiles),
+      ratio: transport.percentiles.map((v, i) => fmtRatio(v / raw.percentiles[i])).join(' / '),
+      target: `p99.9 ≤ ${TARGETS.p999Ms} ms`, met: p999 <= TARGETS.p999Ms,
+    },
+  ];
+}

@@ -1,0 +1,38 @@
+// Every knob of the benchmark in one place, so BENCHMARKS.md can quote them and a run can be
+// compared with another by reading one file.
+
+/** Entries every drain row reads (rows 1 and 2 read the same pre-filled stream). */
+export const DRAIN_ENTRIES = 200_000;
+
+/** COUNT of the hand-written loop's XREADGROUP: one read and one XACK per this many entries. */
+export const RAW_READ_COUNT = 500;
+
+/** What a user would pick for throughput: many handlers at once, a read batch like the raw loop's. */
+export const THROUGHPUT_SETTINGS = { concurrency: 64, prefetchCount: 500 };
+
+/**
+ * Concurrency sweep with a 1 ms async handler. Slow settings read fewer entries so the whole run
+ * stays under 3 minutes; each run still lasts about 1-3 s.
+ */
+export const SLEEP_RUNS = [
+  { concurrency: 1, entries: 2_000 },
+  { concurrency: 16, entries: 20_000 },
+  { concurrency: 64, entries: 60_000 },
+  { concurrency: 256, entries: 100_000 },
+];
+export const SLEEP_MS = 1;
+
+/** Paced load for the latency rows; the warm-up second is sent but not measured (JIT, pools). */
+export const LATENCY = { rate: 5_000, seconds: 10, warmupSeconds: 1 };
+
+/** Producer rows: entries written, and how many `emit` callers wait at once. */
+export const PRODUCER = { entries: 100_000, inFlight: 100 };
+
+/** Memory row: the backlog drained, and how long the consumer idles before it is measured. */
+export const MEMORY = { entries: 1_000_000, idleMs: 3_000, sampleEveryMs: 25 };
+
+/** XADDs per pipeline when pre-filling (and in the raw producer row). */
+export const PREFILL_BATCH = 5_000;
+
+/** Targets from issue 7 and STREAMS.md ("Figures to beat"). */
+export const TARGETS = { drainRatio: 0.6, p999Ms: 2, memoryRatio: 1.5 };
