@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import type { BenchContext } from './scenarios/context.js';
 import { drainRows, sleepRows } from './scenarios/drain.js';
 import { latencyRows } from './scenarios/latency.js';
+import { clusterRows } from './scenarios/cluster.js';
 import { memoryRows } from './scenarios/memory.js';
 import { producerRows } from './scenarios/producer.js';
 import { redisVersion, startPrivateRedis } from './support/redis.js';
@@ -16,7 +17,7 @@ const RESULTS = fileURLToPath(new URL('../../bench/results.md', import.meta.url)
 const PROFILES = fileURLToPath(new URL('./profiles/', import.meta.url));
 
 /** `--only=drain,latency` runs a subset (while working on one row); the default runs them all. */
-const SECTIONS = ['drain', 'latency', 'producer', 'memory'] as const;
+const SECTIONS = ['drain', 'latency', 'producer', 'memory', 'cluster'] as const;
 
 function parseArgs(argv: string[]) {
   const only = argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
@@ -58,6 +59,7 @@ async function main(): Promise<void> {
     if (args.sections.has('latency')) rows.push(...(await latencyRows(ctx)));
     if (args.sections.has('producer')) rows.push(...(await producerRows(ctx)));
     if (args.sections.has('memory')) rows.push(...(await memoryRows(ctx)));
+    if (args.sections.has('cluster')) rows.push(...(await clusterRows(ctx)));
   } finally {
     await redis.quit();
     await server.stop();

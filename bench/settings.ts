@@ -31,6 +31,12 @@ export const PRODUCER = { entries: 100_000, inFlight: 100 };
 /** Memory row: the backlog drained, and how long the consumer idles before it is measured. */
 export const MEMORY = { entries: 1_000_000, idleMs: 3_000, sampleEveryMs: 25 };
 
+/**
+ * Cluster row: one logical stream in partitions, drained from one redis-server and from a
+ * 3-master cluster (no replicas: the row measures spreading load, not replication).
+ */
+export const CLUSTER = { entries: 100_000, partitions: 6, masters: 3 };
+
 /** XADDs per pipeline when pre-filling (and in the raw producer row). */
 export const PREFILL_BATCH = 5_000;
 

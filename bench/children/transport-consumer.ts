@@ -16,7 +16,7 @@ const probe = new Probe(envNumber('EXPECT'), envNumber('WARMUP', 0), env.LATENCY
 @Controller()
 class BenchHandlers {
   // Not async: the no-op row measures the transport, not an extra promise per entry.
-  @EventPattern(env.STREAM!)
+  @EventPattern(env.STREAM!, { partitions: envNumber('PARTITIONS', 1) })
   handle(@Payload() data: unknown): Promise<void> | void {
     probe.handle(data);
     if (sleepMs > 0) return sleep(sleepMs);
@@ -28,7 +28,8 @@ class BenchModule {}
 
 async function main(): Promise<void> {
   const server = new RedisStreamsServer({
-    connection: env.REDIS_URL!,
+    // The cluster row passes the seed nodes; every other row one redis-server.
+    connection: env.CLUSTER_NODES ? { cluster: JSON.parse(env.CLUSTER_NODES) } : env.REDIS_URL!,
     consumer: 'bench',
     group: env.GROUP!,
     concurrency: envNumber('CONCURRENCY'),
