@@ -1,6 +1,6 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { lastValueFrom } from 'rxjs';
 import {
   DeadLetterService, RedisStreamsClient, RedisStreamsContext, StreamRecord, partitionOf, partitionStream,
@@ -125,6 +125,63 @@ describe('Redis Cluster', () => {
     expect(seen).toEqual(expect.arrayContaining([['orphan', 2], ['poison', 1], ['poison', 2]]));
     expect(Number(((await redis.xpending(stream, 'nest')) as [number])[0])).toBe(0);
   }, 30_000);
+
+  it('follows MOVED/ASK while a partition\'s slot is migrated to another master under load', async () => {
+    const stream = unique('cl-reshard');
+    const consumed = new Set<string>();
+    @Controller()
+    class Handlers {
+      @EventPattern(stream, { partitions: 2, concurrency: 8 })
+      handle(@Payload() data: { seq: string }) {
+        consumed.add(data.seq);
+      }
+    }
+    const { app } = await startMicroservice([Handlers], { connection: connection() });
+    closers.push(() => app.close());
+    const key = partitionStream(stream, 0);
+    const slot = Number(await redis.cluster('KEYSLOT', key));
+    const sourcePort = await masterOf(key);
+    const nodes = (cluster as unknown as { nodes: Array<{ port: number }> }).nodes;
+    const admin = async (port: number, ...args: Array<string | number>) => {
+      const node = new Redis(port, '127.0.0.1');
+      try {
+        return await node.call(args[0] as string, ...args.slice(1));
+      } finally {
+        node.disconnect();
+      }
+    };
+    const targetPort = (await Promise.all(cluster.masters().map(async (m) => m.port))).find((p) => p !== sourcePort)!;
+    const sourceId = String(await admin(sourcePort, 'CLUSTER', 'MYID'));
+    const targetId = String(await admin(targetPort, 'CLUSTER', 'MYID'));
+    let seq = 0;
+    const produced: string[] = [];
+    let producing = true;
+    const produce = (async () => {
+      while (producing) {
+        const s = String(seq++);
+        await redis.xadd(partitionStream(stream, Number(s) % 2), '*', 'seq', s);
+        produced.push(s);
+        if (Number(s) % 10 === 0) await new Promise((r) => setTimeout(r, 2));
+      }
+    })();
+    await waitFor(() => consumed.size > 200, 'consumption before the migration');
+    // The steps of `redis-cli --cluster reshard`, for exactly the partition's slot.
+    await admin(targetPort, 'CLUSTER', 'SETSLOT', slot, 'IMPORTING', sourceId);
+    await admin(sourcePort, 'CLUSTER', 'SETSLOT', slot, 'MIGRATING', targetId);
+    for (;;) {
+      const keys = (await admin(sourcePort, 'CLUSTER', 'GETKEYSINSLOT', slot, 100)) as string[];
+      if (keys.length === 0) break;
+      await admin(sourcePort, 'MIGRATE', '127.0.0.1', targetPort, '', 0, 5_000, 'KEYS', ...keys);
+    }
+    for (const node of nodes) await admin(node.port, 'CLUSTER', 'SETSLOT', slot, 'NODE', targetId).catch(() => undefined);
+    expect(await masterOf(key)).toBe(targetPort);
+    const afterMove = produced.length;
+    await waitFor(() => produced.length > afterMove + 200, 'production after the migration');
+    producing = false;
+    await produce;
+    await waitFor(() => produced.every((s) => consumed.has(s)), 'every entry to be consumed', 30_000);
+    await waitFor(async () => Number(((await redis.xpending(key, 'nest')) as [number])[0]) === 0, 'the moved partition acked');
+  }, 90_000);
 
   it('survives a master failover: consumption resumes, and the loss window is measured', async () => {
     const stream = unique('cl-failover');
