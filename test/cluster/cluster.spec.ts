@@ -3,7 +3,7 @@ import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { Cluster, Redis } from 'ioredis';
 import { lastValueFrom } from 'rxjs';
 import {
-  DeadLetterService, RedisStreamsClient, RedisStreamsContext, StreamRecord, partitionOf, partitionStream,
+  DeadLetterService, RedisIdempotencyStore, RedisStreamsClient, RedisStreamsContext, StreamRecord, partitionOf, partitionStream,
 } from 'nest-redis-streams';
 import { startMicroservice, unique, waitFor } from '../support/helpers.js';
 
@@ -124,6 +124,17 @@ describe('Redis Cluster', () => {
       'the dead letter and the reclaimed orphan', 10_000);
     expect(seen).toEqual(expect.arrayContaining([['orphan', 2], ['poison', 1], ['poison', 2]]));
     expect(Number(((await redis.xpending(stream, 'nest')) as [number])[0])).toBe(0);
+
+    // The operator path and the idempotency store work on the cluster connection too.
+    const deadLetters = new DeadLetterService(redis);
+    const [letter] = (await deadLetters.list(dlq)).items;
+    expect(letter).toMatchObject({ reason: 'max-deliveries', stream, deliveries: 2 });
+    expect(await deadLetters.redrive(dlq, letter.id)).toEqual(expect.any(String));
+    expect(await deadLetters.inspect(dlq, letter.id)).toBeNull();
+    const store = new RedisIdempotencyStore(redis, `{${stream}}:idem:`);
+    expect(await store.begin('evt-1', 1_000)).toBe('new');
+    await store.complete('evt-1', 60_000);
+    expect(await store.begin('evt-1', 1_000)).toBe('done');
   }, 30_000);
 
   it('follows MOVED/ASK while a partition\'s slot is migrated to another master under load', async () => {

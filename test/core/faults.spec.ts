@@ -74,6 +74,20 @@ describe('faults the read loop survives', () => {
     expect(seen.map((d) => d.n)).toEqual(['before', 'after']);
   });
 
+  it('replays entries left pending under its name by a read whose reply was lost with the connection', async () => {
+    const stream = unique('lost-reply');
+    const consumer = unique('pod');
+    const { seen } = await startRecorder<{ n: string }>(closers, stream, { consumer, reclaimIntervalMs: 0, minIdleTimeMs: 60_000 });
+    // Drop the reader's connection; while it reconnects, a read under its name takes an entry
+    // whose reply never reaches it (what a Redis crash or CLIENT KILL mid-reply leaves behind).
+    await redis.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    await redis.xadd(stream, '*', 'n', 'orphan');
+    await redis.xreadgroup('GROUP', 'nest', consumer, 'COUNT', 1, 'STREAMS', stream, '>');
+    await waitFor(() => seen.length === 1, 'the orphaned entry, long before min-idle (60 s) would free it', 10_000);
+    expect(seen).toEqual([{ n: 'orphan' }]);
+    await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'the ack');
+  });
+
   it('fails listen() with a message naming a wrong option', async () => {
     const stream = unique('options');
     @Controller()

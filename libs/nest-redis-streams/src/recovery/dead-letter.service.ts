@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { defaultDeadLetterStream } from '../server/resolve-options.js';
 import { type DeadLetterReason, splitDeadLetterFields } from './dead-letter-record.js';
 
@@ -43,7 +43,7 @@ return id`;
  * stream with a fresh delivery budget, discard. Every call is safe to retry.
  */
 export class DeadLetterService {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: Redis | Cluster) {}
 
   /** Dead-letter stream name for a source stream (the transport's default naming). */
   static streamFor(stream: string, cluster = false): string {

@@ -45,6 +45,8 @@ export class StreamConsumer {
   private readonly waiting: HeldEntry[] = [];
   private running = 0;
   private stopping = false;
+  /** Set on start and on every reconnect of the reader: read own pending entries (ID 0) first. */
+  private replayOwnPending = false;
   private loopDone: Promise<void> = Promise.resolve();
   private wake: (() => void) | null = null;
   private idle: (() => void) | null = null;
@@ -94,6 +96,10 @@ export class StreamConsumer {
   /** Creates the group (idempotent, MKSTREAM) and starts the read loop. */
   async start(): Promise<void> {
     await this.ensureGroup();
+    // After a reconnect, replay this consumer's own PEL: a read whose reply was lost with the
+    // connection (Redis restarted, CLIENT KILL) left entries pending under this name that nothing
+    // would hand to a handler before min-idle passed and the reclaimer took them.
+    this.rt.reader.on('ready', () => (this.replayOwnPending = true));
     this.loopDone = this.readLoop();
   }
 
@@ -198,6 +204,10 @@ export class StreamConsumer {
     let cursor: string | null = '0';
     let failures = 0;
     while (!this.stopping) {
+      if (this.replayOwnPending) {
+        this.replayOwnPending = false;
+        cursor = '0';
+      }
       const room = this.room;
       if (room <= 0) {
         await new Promise<void>((resolve) => (this.wake = resolve));
@@ -220,8 +230,12 @@ export class StreamConsumer {
             continue;
           }
           cursor = entries[entries.length - 1][0];
-          const counts = await this.deliveryCounts(entries);
-          for (const [id, fields] of entries) this.accept(new HeldEntry(id, fields, counts.get(id) ?? 1, this));
+          // Entries still in flight here are pending too; only the ones nobody handles are new.
+          // (Re-reading them raises their delivery count by one; that is the price of a replay.)
+          const orphans = entries.filter(([id]) => !this.held.has(id));
+          if (orphans.length === 0) continue;
+          const counts = await this.deliveryCounts(orphans);
+          for (const [id, fields] of orphans) this.accept(new HeldEntry(id, fields, counts.get(id) ?? 1, this));
         } else {
           for (const [id, fields] of entries) this.accept(new HeldEntry(id, fields, 1, this));
         }
