@@ -3,7 +3,7 @@ import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { Cluster, Redis } from 'ioredis';
 import { lastValueFrom } from 'rxjs';
 import {
-  DeadLetterService, RedisIdempotencyStore, RedisStreamsClient, RedisStreamsContext, StreamRecord, partitionOf, partitionStream,
+  DeadLetterService, RedisIdempotencyStore, collectServerStats, RedisStreamsClient, RedisStreamsContext, StreamRecord, partitionOf, partitionStream,
 } from 'nest-redis-streams';
 import { startMicroservice, unique, waitFor } from '../support/helpers.js';
 
@@ -51,7 +51,7 @@ describe('Redis Cluster', () => {
         handled++;
       }
     }
-    const { app } = await startMicroservice([Handlers], { connection: connection() });
+    const { app, server } = await startMicroservice([Handlers], { connection: connection() });
     closers.push(() => app.close());
     const partitions = Array.from({ length: PARTITIONS }, (_, p) => partitionStream(stream, p));
     const owners = new Set(await Promise.all(partitions.map(masterOf)));
@@ -75,6 +75,11 @@ describe('Redis Cluster', () => {
       const pending = await Promise.all(partitions.map(async (s) => Number(((await redis.xpending(s, 'nest')) as [number])[0])));
       return pending.every((n) => n === 0);
     }, 'every partition acked');
+    // The health figures come from one slot-safe pipeline per partition.
+    const stats = await collectServerStats(server, 100, 5_000);
+    expect(stats.map(({ stats: st }) => (st instanceof Error ? st.message : [st.stream, st.pending, st.lag]))).toEqual(
+      partitions.map((p) => [p, 0, 0]),
+    );
   }, 90_000);
 
   it('emits through the client to the partition of each key, batched per slot, and the server consumes them all', async () => {

@@ -1,4 +1,5 @@
 import { Controller } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { JsonCodec, RedisStreamsContext, encodeEnvelope } from 'nest-redis-streams';
 import { pendingCount, startMicroservice, unique, waitFor, testContext, startRecorder } from '../support/helpers.js';
@@ -160,5 +161,15 @@ describe('consuming a stream in a consumer group', () => {
     expect(results).toEqual([true, false]);
     const pending = (await redis.xpending(stream, 'nest', '-', '+', 10)) as Array<[string]>;
     expect(pending.map(([id]) => id)).toEqual([skipped]);
+  });
+
+  it('registers its reclaim and lease intervals in the application\'s SchedulerRegistry and removes them on close', async () => {
+    const stream = unique('scheduled');
+    const registry = new SchedulerRegistry();
+    const { app } = await startRecorder(closers, stream, { schedulerRegistry: registry, consumer: 'pod-a' });
+    const names = registry.getIntervals().sort();
+    expect(names).toEqual([`nrs:lease:${stream}:nest:pod-a`, `nrs:reclaim:${stream}:nest:pod-a`]);
+    await app.close();
+    expect(registry.getIntervals()).toEqual([]);
   });
 });

@@ -80,7 +80,9 @@ describe('faults the read loop survives', () => {
     const { seen } = await startRecorder<{ n: string }>(closers, stream, { consumer, reclaimIntervalMs: 0, minIdleTimeMs: 60_000 });
     // Drop the reader's connection; while it reconnects, a read under its name takes an entry
     // whose reply never reaches it (what a Redis crash or CLIENT KILL mid-reply leaves behind).
-    await redis.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    const clients = String(await redis.call('CLIENT', 'LIST')).split('\n');
+    const reader = clients.find((line) => line.includes(`name=nrs:reader:${stream}:nest `));
+    await redis.call('CLIENT', 'KILL', 'ID', /\bid=(\d+)/.exec(reader!)![1]);
     await redis.xadd(stream, '*', 'n', 'orphan');
     await redis.xreadgroup('GROUP', 'nest', consumer, 'COUNT', 1, 'STREAMS', stream, '>');
     await waitFor(() => seen.length === 1, 'the orphaned entry, long before min-idle (60 s) would free it', 10_000);
