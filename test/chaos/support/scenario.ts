@@ -40,7 +40,7 @@ export interface ChaosRow {
   passed: boolean;
 }
 
-/** Sizes scale with CHAOS_SCALE (default 1; 4 gives the 20,000 entries in scenario 1). */
+/** Sizes scale with CHAOS_SCALE (default 1: scenario 1 runs the 20,000 entries). */
 export const scaled = (n: number) => Math.max(1, Math.round(n * Number(process.env.CHAOS_SCALE ?? 1)));
 
 const open = new Set<Scenario>();
