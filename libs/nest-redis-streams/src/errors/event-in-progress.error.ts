@@ -1,4 +1,5 @@
 import { RpcException } from '@nestjs/microservices';
+import { carriesMarker } from './rpc-marker.js';
 
 /**
  * Another delivery of the same business event is being handled right now (its idempotency claim
@@ -16,5 +17,5 @@ export class EventInProgressError extends RpcException {
 
 /** True for EventInProgressError and for what Nest's RPC filters make of it. */
 export function isDeferral(error: unknown): boolean {
-  return error instanceof EventInProgressError || (typeof error === 'object' && error !== null && (error as { deferred?: unknown }).deferred === true);
+  return carriesMarker(error, EventInProgressError, 'deferred');
 }

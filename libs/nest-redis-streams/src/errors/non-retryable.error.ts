@@ -1,4 +1,5 @@
 import { RpcException } from '@nestjs/microservices';
+import { carriesMarker } from './rpc-marker.js';
 
 /**
  * Throw from a handler to park the entry in the dead-letter stream now instead of retrying it
@@ -15,5 +16,5 @@ export class NonRetryableError extends RpcException {
 
 /** True for NonRetryableError and for what Nest's RPC filters make of it. */
 export function isNonRetryable(error: unknown): boolean {
-  return error instanceof NonRetryableError || (typeof error === 'object' && error !== null && (error as { nonRetryable?: unknown }).nonRetryable === true);
+  return carriesMarker(error, NonRetryableError, 'nonRetryable');
 }
