@@ -1,4 +1,5 @@
 import type { ScriptedRedis } from '../redis/scripts.js';
+import { compareEntryIds } from '../trim/stream-id.js';
 
 /** Largest number of ids sent in one ack script call. */
 const MAX_IDS_PER_FLUSH = 1000;
@@ -69,7 +70,13 @@ export class AckBatcher {
   private async send(ids: string[]): Promise<void> {
     let lost: string[] = [];
     try {
-      lost = await this.redis.nrsAckIfOwned(this.stream, this.group, this.consumer, ...ids);
+      let smallest = ids[0];
+      let largest = ids[0];
+      for (let i = 1; i < ids.length; i++) {
+        if (compareEntryIds(ids[i], smallest) < 0) smallest = ids[i];
+        else if (compareEntryIds(ids[i], largest) > 0) largest = ids[i];
+      }
+      lost = await this.redis.nrsAckIfOwned(this.stream, this.group, this.consumer, smallest, largest, ...ids);
     } catch (err) {
       this.onError(err as Error, ids);
       this.settle(ids, new Set(ids));

@@ -204,15 +204,14 @@ export class RedisStreamsServer
     super.setOnProcessingEndHook(hook);
   }
 
-  /** Runs a handler between Nest's processing hooks; resolves on success, rejects on failure. */
-  private async invoke(sub: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext): Promise<void> {
+  /**
+   * Calls a handler (between Nest's processing hooks when someone installed them). Resolves with
+   * what the handler returned, rejects with what it threw; the consumer waits for an Observable.
+   * Not async: this runs for every entry, and the bare case returns Nest's own promise.
+   */
+  private invoke(sub: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext): Promise<unknown> {
     if (sub.kind === 'message' && entry.replyTo && entry.correlationId) return this.answer(sub, entry, ctx);
-    if (!this.hooksInstalled) {
-      // Hot path: without processing hooks there is nothing to wrap the handler in.
-      const result = await sub.handler(entry.data, ctx);
-      if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
-      return;
-    }
+    if (!this.hooksInstalled) return sub.handler(entry.data, ctx);
     return new Promise<void>((resolve, reject) => {
       const started = this.runWithProcessingHooks(ctx, async (runEndHook) => {
         try {

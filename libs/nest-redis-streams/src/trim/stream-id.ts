@@ -19,6 +19,23 @@ export function compareStreamIds(a: string, b: string): number {
   return 0;
 }
 
+/**
+ * `compareStreamIds` for ids exactly as Redis returns them (`<ms>-<seq>`, no leading zeros), without
+ * BigInt: the longer number is the larger, equal lengths compare as text. For hot paths.
+ */
+export function compareEntryIds(a: string, b: string): number {
+  const aDash = a.indexOf('-');
+  const bDash = b.indexOf('-');
+  if (aDash !== bDash) return aDash - bDash;
+  const aMs = a.slice(0, aDash);
+  const bMs = b.slice(0, bDash);
+  if (aMs !== bMs) return aMs < bMs ? -1 : 1;
+  const aSeq = a.length - aDash;
+  const bSeq = b.length - bDash;
+  if (aSeq !== bSeq) return aSeq - bSeq;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** The smallest id after `id`: what `XTRIM MINID` needs to remove `id` and everything before it. */
 export function nextStreamId(id: string): string {
   const [ms, seq] = parse(id);
