@@ -40,5 +40,8 @@ export const CLUSTER = { entries: 100_000, partitions: 6, masters: 3 };
 /** XADDs per pipeline when pre-filling (and in the raw producer row). */
 export const PREFILL_BATCH = 5_000;
 
-/** Targets from issue 7 and STREAMS.md ("Figures to beat"). */
-export const TARGETS = { drainRatio: 0.6, p999Ms: 2, memoryRatio: 1.5 };
+/**
+ * Targets from issue 7: p99 ≤ 2 ms is the issue's latency target (Redis' own figure in STREAMS.md,
+ * "Figures to beat", is 99.9 % within 2 ms; the table shows both percentiles).
+ */
+export const TARGETS = { drainRatio: 0.6, p99Ms: 2, memoryRatio: 1.5 };

@@ -1,5 +1,6 @@
-// Row 4: XADD → handler-start latency at a fixed rate, for the hand-written loop (baseline) and
-// for this transport, each fed by a paced producer in its own process.
+// Row 4: XADD → handler-start latency at a fixed rate, for the hand-written loop (baseline), the
+// same loop in a process that has loaded NestJS, and this transport, each fed by a paced producer
+// in its own process.
 import type { DoneMessage } from '../children/probe.js';
 import { BenchChild } from '../support/bench-child.js';
 import { fmtCount, fmtMs, fmtRatio, percentile, sortedSamples } from '../support/stats.js';
@@ -15,11 +16,11 @@ interface Measured {
   producedPerSecond: number;
 }
 
-async function measure(ctx: BenchContext, kind: 'raw' | 'transport', consumerEnv: Record<string, string | number>): Promise<Measured> {
+async function measure(ctx: BenchContext, kind: 'raw' | 'raw-nest' | 'transport', consumerEnv: Record<string, string | number>): Promise<Measured> {
   const stream = `bench:latency:${kind}`;
   const warmup = LATENCY.rate * LATENCY.warmupSeconds;
   const total = warmup + LATENCY.rate * LATENCY.seconds;
-  const child = kind === 'raw' ? 'raw-consumer' : 'transport-consumer';
+  const child = kind === 'transport' ? 'transport-consumer' : 'raw-consumer';
   const consumer = await BenchChild.start(child, {
     REDIS_URL: ctx.url, STREAM: stream, GROUP: 'latency', EXPECT: total, WARMUP: warmup, LATENCY: 1, ...consumerEnv,
   });
@@ -43,27 +44,35 @@ const fmtTriple = (values: number[]) => `${values.map(fmtMs).join(' / ')} ms`;
 
 export async function latencyRows(ctx: BenchContext): Promise<ResultRow[]> {
   const raw = await measure(ctx, 'raw', { READ_COUNT: RAW_READ_COUNT });
+  const rawNest = await measure(ctx, 'raw-nest', { READ_COUNT: RAW_READ_COUNT, LOAD_NEST: 1 });
   const transport = await measure(ctx, 'transport', {
     CONCURRENCY: THROUGHPUT_SETTINGS.concurrency,
     PREFETCH: THROUGHPUT_SETTINGS.prefetchCount,
   });
-  for (const [name, m] of [['raw loop', raw], ['transport', transport]] as const) {
+  const measured = [['raw loop', raw], ['raw loop, NestJS loaded', rawNest], ['transport', transport]] as const;
+  for (const [name, m] of measured) {
     ctx.log(`latency ${name}: p50/p99/p99.9 ${fmtTriple(m.percentiles)}, ${fmtCount(m.received)} measured, producer at ${Math.round(m.producedPerSecond)}/s`);
   }
   const setting = `${fmtCount(LATENCY.rate)}/s for ${LATENCY.seconds} s (+${LATENCY.warmupSeconds} s warm-up), paced producer process`;
-  const p999 = transport.percentiles[2];
+  const ratios = (m: Measured, base: Measured) => m.percentiles.map((v, i) => fmtRatio(v / base.percentiles[i])).join(' / ');
+  const p99 = transport.percentiles[1];
   return [
     {
       row: '4', what: 'latency XADD→handler p50 / p99 / p99.9, hand-written loop',
       setting: `${setting}, COUNT ${RAW_READ_COUNT}`,
-      result: fmtTriple(raw.percentiles), ratio: '1×', target: 'baseline',
+      result: fmtTriple(raw.percentiles), ratio: '1×', target: `baseline; p99 ≤ ${TARGETS.p99Ms} ms`, met: raw.percentiles[1] <= TARGETS.p99Ms,
+    },
+    {
+      row: '4', what: 'the same loop in a process with NestJS loaded',
+      setting: 'as above; imports @nestjs/core, microservices, schedule and this library, uses none',
+      result: fmtTriple(rawNest.percentiles), ratio: ratios(rawNest, raw), target: 'reference',
     },
     {
       row: '4', what: 'latency XADD→handler p50 / p99 / p99.9, this transport',
       setting: `${setting}, concurrency ${THROUGHPUT_SETTINGS.concurrency}, prefetchCount ${THROUGHPUT_SETTINGS.prefetchCount}`,
       result: fmtTriple(transport.percentiles),
-      ratio: transport.percentiles.map((v, i) => fmtRatio(v / raw.percentiles[i])).join(' / '),
-      target: `p99.9 ≤ ${TARGETS.p999Ms} ms`, met: p999 <= TARGETS.p999Ms,
+      ratio: `${ratios(transport, raw)}; ${ratios(transport, rawNest)} of NestJS-loaded`,
+      target: `p99 ≤ ${TARGETS.p99Ms} ms`, met: p99 <= TARGETS.p99Ms,
     },
   ];
 }

@@ -18,7 +18,7 @@ interface Footprint {
 }
 
 /** Idle RSS with the backlog unseen, then peak RSS while the child drains all of it (MiB). */
-async function footprint(ctx: BenchContext, child: string, group: string, env: Record<string, number>): Promise<Footprint> {
+async function footprint(ctx: BenchContext, child: string, group: string, env: Record<string, string | number>): Promise<Footprint> {
   // The group starts at the end, so the consumer first sits idle with the backlog unseen.
   await ctx.redis.xgroup('CREATE', STREAM, group, '$');
   const consumer = await BenchChild.start(child, { REDIS_URL: ctx.url, STREAM, GROUP: group, EXPECT: MEMORY.entries, BLOCK_MS: 100, ...env });
@@ -45,11 +45,12 @@ export async function memoryRows(ctx: BenchContext): Promise<ResultRow[]> {
   ctx.log(`pre-filled ${fmtCount(MEMORY.entries)} entries (${fmtRate(fill)} pipelined XADD)`);
   try {
     const raw = await footprint(ctx, 'raw-consumer', 'memory-raw', { READ_COUNT: RAW_READ_COUNT });
+    const rawNest = await footprint(ctx, 'raw-consumer', 'memory-raw-nest', { READ_COUNT: RAW_READ_COUNT, LOAD_NEST: 1 });
     const transport = await footprint(ctx, 'transport-consumer', 'memory-transport', {
       CONCURRENCY: THROUGHPUT_SETTINGS.concurrency,
       PREFETCH: THROUGHPUT_SETTINGS.prefetchCount,
     });
-    for (const [name, f] of [['raw loop', raw], ['transport', transport]] as const) {
+    for (const [name, f] of [['raw loop', raw], ['raw loop, NestJS loaded', rawNest], ['transport', transport]] as const) {
       ctx.log(`memory ${name}: idle ${mib(f.idle)}, peak ${mib(f.peak)} while draining at ${fmtRate(f.perSecond)}`);
     }
     const ratio = transport.peak / transport.idle;
@@ -68,6 +69,11 @@ export async function memoryRows(ctx: BenchContext): Promise<ResultRow[]> {
         row: '6', what: 'peak RSS while a backlog drains, hand-written loop',
         setting: `${backlog} at ${fmtRate(raw.perSecond)}, COUNT ${RAW_READ_COUNT}; idle ${mib(raw.idle)}`,
         result: mib(raw.peak), ratio: `${fmtRatio(raw.peak / raw.idle)} of its idle`, target: 'reference',
+      },
+      {
+        row: '6', what: 'the same loop in a process with NestJS loaded',
+        setting: `${backlog} at ${fmtRate(rawNest.perSecond)}; idle ${mib(rawNest.idle)}`,
+        result: mib(rawNest.peak), ratio: `${fmtRatio(rawNest.peak / rawNest.idle)} of its idle`, target: 'reference',
       },
     ];
   } finally {

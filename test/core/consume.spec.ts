@@ -1,8 +1,8 @@
 import { Controller } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import { JsonCodec, RedisStreamsContext, encodeEnvelope } from 'nest-redis-streams';
-import { pendingCount, startMicroservice, unique, waitFor, testContext, startRecorder } from '../support/helpers.js';
+import { Ctx, EventPattern, type MessageHandler, Payload } from '@nestjs/microservices';
+import { JsonCodec, RedisStreamsContext, RedisStreamsServer, encodeEnvelope } from 'nest-redis-streams';
+import { pendingCount, redisUrl, startMicroservice, unique, waitFor, testContext, startRecorder } from '../support/helpers.js';
 
 describe('consuming a stream in a consumer group', () => {
   const { redis, closers } = testContext();
@@ -171,5 +171,26 @@ describe('consuming a stream in a consumer group', () => {
     expect(names).toEqual([`nrs:lease:${stream}:nest:pod-a`, `nrs:reclaim:${stream}:nest:pod-a`]);
     await app.close();
     expect(registry.getIntervals()).toEqual([]);
+  });
+  it('settles synchronous handlers without recursion, however long the waiting queue', async () => {
+    // A handler registered by hand (not through Nest) may return a plain value; the consumer
+    // then settles the entry at once. Entries waiting behind one slot each start when the one
+    // before settles: a recursion per entry would overflow the stack, a loop does not.
+    const stream = unique('sync');
+    const pipeline = redis.pipeline();
+    for (let i = 0; i < 20_000; i++) pipeline.xadd(stream, '*', 'n', String(i));
+    await pipeline.exec();
+    const seen: number[] = [];
+    const server = new RedisStreamsServer({ connection: redisUrl(), concurrency: 1, prefetchCount: 20_000, reclaimIntervalMs: 0 });
+    // The first entry takes a while, so the other 19,999 queue up behind the single slot.
+    server.addHandler(stream, ((data: { n: string }) => {
+      seen.push(Number(data.n));
+      return data.n === '0' ? new Promise((resolve) => setTimeout(resolve, 100)) : undefined;
+    }) as unknown as MessageHandler, true, {});
+    await new Promise<void>((resolve, reject) => server.listen((err) => (err ? reject(err) : resolve())));
+    closers.push(() => server.close());
+    await waitFor(() => seen.length === 20_000, 'all 20,000 entries');
+    await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'every entry acked');
+    expect(seen).toEqual(Array.from({ length: 20_000 }, (_, i) => i));
   });
 });

@@ -47,6 +47,7 @@ export class StreamConsumer {
   lastReadAt = 0;
   private readonly waiting = new FifoQueue<HeldEntry>();
   private running = 0;
+  private startingWaiting = false;
   private stopping = false;
   /** Set on start and on every reconnect of the reader: read own pending entries (ID 0) first. */
   private replayOwnPending = false;
@@ -325,7 +326,7 @@ export class StreamConsumer {
     const ctx = new RedisStreamsContext([
       this.stream, entry.id, this.group, this.consumer, entry.deliveries, decoded.headers, decoded.eventId, entry,
     ]);
-    let handled: Promise<unknown>;
+    let handled: unknown;
     try {
       const key = this.orderingKeyOf(decoded.data);
       handled = key === undefined && !this.rt.tracing
@@ -334,8 +335,9 @@ export class StreamConsumer {
     } catch (err) {
       handled = Promise.reject(err);
     }
-    // Nest's handlers return promises; a handler registered by hand may return a plain value.
-    if (!(handled instanceof Promise)) handled = Promise.resolve(handled);
+    // Nest's handlers return promises. A handler registered by hand may return a plain value:
+    // then the entry settles now, without a trip through the microtask queue.
+    if (!(handled instanceof Promise)) return this.handlerReturned(entry, started, handled);
     handled.then(
       (result) => this.handlerReturned(entry, started, result),
       (err: unknown) => this.handlerFailed(entry, started, err),
@@ -396,14 +398,29 @@ export class StreamConsumer {
   private settled(entry: HeldEntry): void {
     this.running--;
     if (this.held.get(entry.id) === entry) this.held.delete(entry.id);
-    const { concurrency } = this.subscription.options;
-    while (this.running < concurrency && this.waiting.size > 0 && !this.stopping) {
-      const next = this.waiting.shift()!;
-      if (next.lost) this.held.delete(next.id);
-      else this.run(next);
-    }
+    this.startWaiting();
     this.wake?.();
     if (this.running === 0) this.idle?.();
+  }
+
+  /**
+   * Fills free handler slots from the waiting queue. An entry whose handler finishes synchronously
+   * settles inside `run`, which lands here again: the flag turns that into another turn of this
+   * loop instead of a recursion as deep as the queue.
+   */
+  private startWaiting(): void {
+    if (this.startingWaiting) return;
+    this.startingWaiting = true;
+    try {
+      const { concurrency } = this.subscription.options;
+      while (this.running < concurrency && this.waiting.size > 0 && !this.stopping) {
+        const next = this.waiting.shift()!;
+        if (next.lost) this.held.delete(next.id);
+        else this.run(next);
+      }
+    } finally {
+      this.startingWaiting = false;
+    }
   }
 
   private orderingKeyOf(data: unknown): string | undefined {
