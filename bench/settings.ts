@@ -29,7 +29,13 @@ export const LATENCY = { rate: 5_000, seconds: 10, warmupSeconds: 1 };
 export const PRODUCER = { entries: 100_000, inFlight: 100 };
 
 /** Memory row: the backlog drained, and how long the consumer idles before it is measured. */
-export const MEMORY = { entries: 1_000_000, idleMs: 3_000, sampleEveryMs: 25 };
+export const MEMORY = {
+  entries: 1_000_000,
+  idleMs: 3_000,
+  sampleEveryMs: 25,
+  /** The V8 flag of the informational row: a 4 MiB cap on each young-generation semi-space. */
+  cappedYoungGeneration: '--max-semi-space-size=4',
+};
 
 /**
  * Cluster row: one logical stream in partitions, drained from one redis-server and from a
