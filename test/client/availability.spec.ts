@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
+import { Redis as IORedis, type Redis } from 'ioredis';
 import { lastValueFrom } from 'rxjs';
-import { PublishFailedError, RedisStreamsClient } from 'nest-redis-streams';
-import { testContext, unique, waitFor } from '../support/helpers.js';
+import { PublishFailedError, RedisStreamsClient, StreamRecord } from 'nest-redis-streams';
+import { fieldsToObject, testContext, unique, waitFor } from '../support/helpers.js';
 
 // CommonJS helper shared with the scripts; it starts and kills private redis-server processes.
 const { freePort, startRedis } = require('../../scripts/lib/redis-process.cjs') as {
@@ -89,5 +89,40 @@ describe('RedisStreamsClient when Redis cannot take the entry', () => {
     expect((error as Error).message).toContain('raise maxmemory');
     await redis.config('SET', 'maxmemory', '0');
     expect(await redis.exists(stream)).toBe(0);
+  });
+  it('says "may or may not be stored" when the connection breaks after the write was sent, and a retry with the same eventId stores it once', async () => {
+    const server = await startRedis({ appendonly: false });
+    closers.push(() => server.stop());
+    const admin = new IORedis(server.url);
+    closers.push(() => admin.quit());
+    // No retries: the in-flight write fails as soon as its connection is gone.
+    const client = new RedisStreamsClient({ connection: server.url, maxRetriesPerRequest: 0 });
+    closers.push(() => client.close());
+    await client.connect();
+    const stream = unique('broken');
+    const record = new StreamRecord({ orderId: 'ord-9' }, { eventId: 'ord-9:placed' });
+    // Redis holds writes while paused, so the XADD is on the wire and unanswered when its
+    // connection is killed: the client cannot know whether it was stored (here it was not).
+    await admin.call('CLIENT', 'PAUSE', '10000', 'WRITE');
+    const emitted = failure(() => lastValueFrom(client.emit(stream, record)));
+    await waitFor(async () => ((await admin.call('CLIENT', 'LIST')) as string).includes('cmd=xadd'), 'the XADD to reach Redis');
+    const line = ((await admin.call('CLIENT', 'LIST')) as string).split('\n').find((l) => l.includes('cmd=xadd'))!;
+    await admin.call('CLIENT', 'KILL', 'ID', /\bid=(\d+)/.exec(line)![1]);
+    await admin.call('CLIENT', 'UNPAUSE');
+    const { error } = await emitted;
+    expect(error).toBeInstanceOf(PublishFailedError);
+    expect((error as PublishFailedError).maybeStored).toBe(true);
+    expect((error as Error).message).toContain(`broke while writing to stream "${stream}"`);
+    expect((error as Error).message).toContain('emit it again with the same eventId');
+    expect(await admin.exists(stream)).toBe(0);
+
+    // What the message tells the caller to do: the same record again, once Redis answers.
+    await waitFor(
+      () => lastValueFrom(client.emit(stream, record)).then(() => true, () => false),
+      'the retried emit to succeed',
+    );
+    const entries = (await admin.xrange(stream, '-', '+')) as Array<[string, string[]]>;
+    expect(entries).toHaveLength(1);
+    expect(fieldsToObject(entries[0][1]).event_id).toBe('ord-9:placed');
   });
 });
