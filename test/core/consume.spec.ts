@@ -193,4 +193,21 @@ describe('consuming a stream in a consumer group', () => {
     await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'every entry acked');
     expect(seen).toEqual(Array.from({ length: 20_000 }, (_, i) => i));
   });
+  it('acks an entry whose hand-registered handler returns a foreign thenable only after it resolves', async () => {
+    const stream = unique('thenable');
+    let release: (() => void) | null = null;
+    const server = new RedisStreamsServer({ connection: redisUrl(), reclaimIntervalMs: 0 });
+    // Not a native Promise: a library's own promise type, adopted like `await` would.
+    server.addHandler(stream, (() => ({ then: (resolve: () => void) => (release = resolve) })) as unknown as MessageHandler, true, {});
+    await new Promise<void>((resolve, reject) => server.listen((err) => (err ? reject(err) : resolve())));
+    closers.push(() => server.close());
+    await redis.xadd(stream, '*', 'n', '1');
+    await waitFor(() => release, 'the handler to run');
+    // Asserting an absence: a wrong ack goes out on the next event-loop turn, and 100 ms is many
+    // round trips to a local Redis.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await pendingCount(redis, stream, 'nest')).toBe(1);
+    release!();
+    await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'the ack after the thenable resolved');
+  });
 });

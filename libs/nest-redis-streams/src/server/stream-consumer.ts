@@ -35,6 +35,9 @@ export interface ConsumerRuntime {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  value instanceof Promise || (typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function');
+
 /**
  * Reads one stream in one consumer group and runs its handler with bounded concurrency.
  * Start-up drains this consumer's own pending entries (ID `0`) before new ones (`>`); every
@@ -336,9 +339,10 @@ export class StreamConsumer {
       handled = Promise.reject(err);
     }
     // Nest's handlers return promises. A handler registered by hand may return a plain value:
-    // then the entry settles now, without a trip through the microtask queue.
-    if (!(handled instanceof Promise)) return this.handlerReturned(entry, started, handled);
-    handled.then(
+    // then the entry settles now, without a trip through the microtask queue. Any other thenable
+    // is adopted by a native promise, so the entry is acked only once it resolves.
+    if (!isThenable(handled)) return this.handlerReturned(entry, started, handled);
+    (handled instanceof Promise ? handled : Promise.resolve(handled)).then(
       (result) => this.handlerReturned(entry, started, result),
       (err: unknown) => this.handlerFailed(entry, started, err),
     );
