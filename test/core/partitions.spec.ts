@@ -1,7 +1,7 @@
-import { Controller } from '@nestjs/common';
-import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import { RedisStreamsContext, partitionOf, partitionStream } from 'nest-redis-streams';
-import { startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
+import { type CallHandler, Controller, type ExecutionContext, Injectable, type NestInterceptor, UseInterceptors } from '@nestjs/common';
+import { Ctx, EventPattern, type MessageHandler, Payload } from '@nestjs/microservices';
+import { RedisStreamsContext, RedisStreamsServer, partitionOf, partitionStream } from 'nest-redis-streams';
+import { pendingCount, redisUrl, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
 
 describe('partitioned streams and per-key ordering', () => {
   const { redis, closers } = testContext();
@@ -57,5 +57,49 @@ describe('partitioned streams and per-key ordering', () => {
     for (const seqs of byKey.values()) expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     expect(peak).toBeGreaterThan(1);
     expect(peak).toBeLessThanOrEqual(10);
+  });
+  it('keeps one key in order when an interceptor makes the handler an Observable', async () => {
+    // With any interceptor bound, Nest hands back a cold Observable and the method runs only when
+    // it is subscribed: the ordering must last until that Observable completes.
+    const stream = unique('ordered-intercepted');
+    const log: string[] = [];
+    @Injectable()
+    class PassThrough implements NestInterceptor {
+      intercept(_context: ExecutionContext, next: CallHandler) {
+        return next.handle();
+      }
+    }
+    @Controller()
+    class Handlers {
+      @UseInterceptors(PassThrough)
+      @EventPattern(stream, { concurrency: 8, orderingKey: 'k' })
+      async handle(@Payload() data: { k: string; seq: string }) {
+        log.push(`start ${data.seq}`);
+        await new Promise((r) => setTimeout(r, 30));
+        log.push(`end ${data.seq}`);
+      }
+    }
+    const { app } = await startMicroservice([Handlers], {});
+    closers.push(() => app.close());
+    for (const seq of ['1', '2', '3']) await redis.xadd(stream, '*', 'k', 'same', 'seq', seq);
+    await waitFor(() => log.length === 6, 'three entries handled');
+    expect(log).toEqual(['start 1', 'end 1', 'start 2', 'end 2', 'start 3', 'end 3']);
+  });
+
+  it('acks an entry with an ordering key whose hand-registered handler returns nothing', async () => {
+    const stream = unique('ordered-plain');
+    const seen: string[] = [];
+    const server = new RedisStreamsServer({ connection: redisUrl(), reclaimIntervalMs: 0 });
+    server.addHandler(stream, ((data: { k: string; n: string }) => {
+      seen.push(data.n);
+    }) as unknown as MessageHandler, true, { orderingKey: 'k' });
+    await new Promise<void>((resolve, reject) => server.listen((err) => (err ? reject(err) : resolve())));
+    closers.push(() => server.close());
+    const failed: unknown[] = [];
+    server.events.on('failed', (event) => failed.push(event));
+    for (const n of ['1', '2']) await redis.xadd(stream, '*', 'k', 'a', 'n', n);
+    await waitFor(async () => seen.length === 2 && (await pendingCount(redis, stream, 'nest')) === 0, 'both entries acked');
+    expect(seen).toEqual(['1', '2']);
+    expect(failed).toEqual([]);
   });
 });

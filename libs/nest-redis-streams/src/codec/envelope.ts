@@ -3,15 +3,11 @@ import { ENVELOPE } from '../constants.js';
 import { UndecodableEntryError } from '../errors/undecodable-entry.error.js';
 import type { PayloadDeserializer, PayloadSerializer } from '../interfaces/payload-codec.interface.js';
 
-/** Shared by every entry without headers (most of them): read-only, so one object serves all. */
-const NO_HEADERS: Record<string, string> = Object.freeze({});
-
 /** What a handler receives of one stream entry. */
 export interface DecodedEntry {
   data: unknown;
   /** Business event id (the idempotency key); undefined for foreign entries without one. */
   eventId?: string;
-  /** Read-only (frozen when the entry had none). */
   headers: Record<string, string>;
   /** Set when a client sent a request and waits for the reply on this stream. */
   replyTo?: string;
@@ -70,7 +66,7 @@ export function decodeEntry(fields: string[], deserializer: PayloadDeserializer)
       case ENVELOPE.correlationId: correlationId = value; break;
     }
   }
-  if (version !== ENVELOPE.versionValue) return { data: foreignFields(fields), headers: NO_HEADERS, foreign: true, eventId };
+  if (version !== ENVELOPE.versionValue) return { data: foreignFields(fields), headers: {}, foreign: true, eventId };
   if (raw === undefined) {
     throw new UndecodableEntryError(`Envelope ${ENVELOPE.versionValue} has no "${ENVELOPE.data}" field.`);
   }
@@ -96,7 +92,7 @@ function foreignFields(fields: string[]): Record<string, string> {
 }
 
 function decodeHeaders(raw: string | undefined): Record<string, string> {
-  if (raw === undefined) return NO_HEADERS;
+  if (raw === undefined) return {};
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);

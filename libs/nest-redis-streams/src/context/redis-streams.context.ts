@@ -34,7 +34,7 @@ export class RedisStreamsContext extends BaseRpcContext<RedisStreamsContextArgs>
   getDeliveryCount(): number {
     return this.args[4];
   }
-  /** Headers written by the producer (trace context, tenant...), read-only. Empty for foreign entries. */
+  /** Headers written by the producer (trace context, tenant...). Empty for foreign entries. */
   getHeaders(): Record<string, string> {
     return this.args[5];
   }

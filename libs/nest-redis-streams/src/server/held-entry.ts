@@ -18,6 +18,8 @@ export class HeldEntry implements EntryControl {
   trimmed = false;
   /** When its handler started (ms since epoch); 0 while it waits for a slot. */
   startedAt = 0;
+  /** Its slot was freed (handled, failed or parked): never free it twice. */
+  settled = false;
   private controller: AbortController | null = null;
 
   constructor(

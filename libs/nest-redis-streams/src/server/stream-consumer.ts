@@ -38,6 +38,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   value instanceof Promise || (typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function');
 
+/** Calls a handler and resolves once it is finished: its promise settled, its Observable completed. */
+async function untilFinished(call: () => unknown): Promise<void> {
+  const result = await call();
+  if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+}
+
 /**
  * Reads one stream in one consumer group and runs its handler with bounded concurrency.
  * Start-up drains this consumer's own pending entries (ID `0`) before new ones (`>`); every
@@ -360,11 +366,15 @@ export class StreamConsumer {
     return this.parking.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
   }
 
-  /** The handler inside a trace span and/or behind earlier entries of its ordering key. */
+  /**
+   * The handler inside a trace span and/or behind earlier entries of its ordering key. Both must
+   * last until the handler is finished, so an Observable it returned (Nest returns one whenever an
+   * interceptor is bound) is run to completion inside them.
+   */
   private invokeWrapped(entry: HeldEntry, decoded: DecodedEntry, ctx: RedisStreamsContext, key: string | undefined): Promise<unknown> {
     const invoke = () =>
       runInTraceContext(decoded.headers, { stream: this.stream, group: this.group, entryId: entry.id }, () =>
-        this.rt.invoke(this.subscription, decoded, ctx),
+        untilFinished(() => this.rt.invoke(this.subscription, decoded, ctx)),
       );
     return key === undefined ? invoke() : this.keys.run(key, invoke);
   }
@@ -395,11 +405,18 @@ export class StreamConsumer {
   }
 
   private settledUnexpectedly(entry: HeldEntry, err: unknown): void {
-    this.rt.logger.error(`Unexpected failure settling entry ${entry.id} of "${this.stream}": ${(err as Error)?.stack ?? err}`);
+    try {
+      this.rt.logger.error(`Unexpected failure settling entry ${entry.id} of "${this.stream}": ${(err as Error)?.stack ?? err}`);
+    } catch {
+      // A logger that throws must not keep the slot occupied.
+    }
     this.settled(entry);
   }
 
+  /** Frees the entry's slot; once per entry, whichever path gets here first. */
   private settled(entry: HeldEntry): void {
+    if (entry.settled) return;
+    entry.settled = true;
     this.running--;
     if (this.held.get(entry.id) === entry) this.held.delete(entry.id);
     this.startWaiting();
