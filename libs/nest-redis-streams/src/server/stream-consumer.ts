@@ -459,8 +459,12 @@ export class StreamConsumer {
     try {
       this.rt.events.emit('handled', { ...this.ref(entry), durationMs, endToEndMs, ok });
     } catch (err) {
-      // A listener's bug must not keep the entry from being acked or retried.
-      this.rt.logger.error(`A "handled" event listener threw for entry ${entry.id}: ${(err as Error)?.stack ?? err}`);
+      // A listener's bug (or a logger's) must not keep the entry from being acked or retried.
+      try {
+        this.rt.logger.error(`A "handled" event listener threw for entry ${entry.id}: ${(err as Error)?.stack ?? err}`);
+      } catch {
+        // Nothing left to report it to.
+      }
     }
   }
 
