@@ -10,6 +10,9 @@ export const RAW_READ_COUNT = 500;
 /** What a user would pick for throughput: many handlers at once, a read batch like the raw loop's. */
 export const THROUGHPUT_SETTINGS = { concurrency: 64, prefetchCount: 500 };
 
+/** A second drain setting for handlers as cheap as the no-op one: every read-ahead entry running. */
+export const WIDE_SETTINGS = { concurrency: 256, prefetchCount: 512 };
+
 /**
  * Concurrency sweep with a 1 ms async handler. Slow settings read fewer entries so the whole run
  * stays under 3 minutes; each run still lasts about 1-3 s.
