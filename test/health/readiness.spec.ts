@@ -49,7 +49,7 @@ describe('RedisStreamsHealthIndicator.isReady', () => {
       streams: [
         {
           stream, group: 'nest', status: 'up', pending: 0, oldestIdleMs: 0, lag: 0, consumers: 1,
-          deadLetters: 0, deadLetterStream: `${stream}:dlq`, readLoopAgeMs: expect.any(Number),
+          deadLetters: 0, groupDeadLetters: 0, deadLetterStream: `${stream}:dlq`, readLoopAgeMs: expect.any(Number),
         },
       ],
     });
@@ -91,8 +91,8 @@ describe('RedisStreamsHealthIndicator.isReady', () => {
     const stream = unique('ready-dlq');
     const { app, server } = await startMicroservice([recorder(stream, [])], {});
     closers.push(() => app.close());
-    await redis.xadd(`${stream}:dlq`, '*', 'dlq:reason', 'max-deliveries');
-    await redis.xadd(`${stream}:dlq`, '*', 'dlq:reason', 'max-deliveries');
+    await redis.xadd(`${stream}:dlq`, '*', 'dlq:reason', 'max-deliveries', 'dlq:group', 'nest');
+    await redis.xadd(`${stream}:dlq`, '*', 'dlq:reason', 'max-deliveries', 'dlq:group', 'nest');
 
     const moduleRef = await Test.createTestingModule({
       imports: [TerminusModule],
@@ -108,9 +108,52 @@ describe('RedisStreamsHealthIndicator.isReady', () => {
     expect(degraded.status).toBe('degraded');
     expect(degraded.details['redis-streams'].status).toBe('degraded');
     expect(degraded.details['redis-streams'].reason).toBe(
-      `Stream "${stream}" group "nest": the length of dead-letter stream "${stream}:dlq" is 2, above maxDeadLetters 0.`,
+      `Stream "${stream}" group "nest": the number of its entries in dead-letter stream "${stream}:dlq" is 2, above maxDeadLetters 0.`,
     );
     expect((await check(5)).status).toBe('ok');
+  });
+
+  it('charges dead letters to the group that parked them, not to every group of the stream', async () => {
+    const stream = unique('ready-dlq-groups');
+    @Controller()
+    class TwoGroups {
+      @EventPattern(stream, { group: 'payments' })
+      pay() {}
+      @EventPattern(stream, { group: 'inventory' })
+      reserve() {}
+    }
+    const { app, server } = await startMicroservice([TwoGroups], {});
+    closers.push(() => app.close());
+    for (let i = 0; i < 3; i++) await redis.xadd(`${stream}:dlq`, '*', 'dlq:reason', 'non-retryable', 'dlq:group', 'payments');
+
+    const result = await indicator.isReady('redis-streams', server);
+    const byGroup = Object.fromEntries(result['redis-streams'].streams.map((s: { group: string }) => [s.group, s]));
+    expect(byGroup.payments).toMatchObject({ status: 'degraded', deadLetters: 3, groupDeadLetters: 3 });
+    expect(byGroup.inventory).toMatchObject({ status: 'up', deadLetters: 3, groupDeadLetters: 0 });
+    expect(result['redis-streams'].reason).toBe(
+      `Stream "${stream}" group "payments": the number of its entries in dead-letter stream "${stream}:dlq" is 3, above maxDeadLetters 0.`,
+    );
+
+    // A record without a group (written by hand) is not hidden: it counts for every group.
+    await redis.xadd(`${stream}:dlq`, '*', 'note', 'parked by an operator');
+    const after = await indicator.isReady('redis-streams', server);
+    const inventory = after['redis-streams'].streams.find((s: { group: string }) => s.group === 'inventory');
+    expect(inventory).toMatchObject({ status: 'degraded', groupDeadLetters: 1 });
+  });
+
+  it('falls back to the whole dead-letter stream, and says so, when it is too long to count per group', async () => {
+    const stream = unique('ready-dlq-long');
+    const { app, server } = await startMicroservice([recorder(stream, [])], {});
+    closers.push(() => app.close());
+    const pipeline = redis.pipeline();
+    for (let i = 0; i < 1_001; i++) pipeline.xadd(`${stream}:dlq`, '*', 'dlq:reason', 'max-deliveries', 'dlq:group', 'someone-else');
+    await pipeline.exec();
+
+    const result = await indicator.isReady('redis-streams', server);
+    expect(result['redis-streams'].streams[0]).toMatchObject({ status: 'degraded', deadLetters: 1_001, groupDeadLetters: null });
+    expect(result['redis-streams'].reason).toBe(
+      `Stream "${stream}" group "nest": the length of dead-letter stream "${stream}:dlq" (all groups; too long to count per group) is 1001, above maxDeadLetters 0.`,
+    );
   });
 
   it('reports the lag of entries added while no consumer runs, fails maxLag, and reaches 0 once consumers catch up', async () => {
@@ -120,7 +163,7 @@ describe('RedisStreamsHealthIndicator.isReady', () => {
 
     const idle = await collectStreamStats(redis, stream, 'nest', `${stream}:dlq`);
     expect(idle).toEqual({
-      stream, group: 'nest', deadLetterStream: `${stream}:dlq`, pending: 0, oldestIdleMs: 0, lag: 5, deadLetters: 0, consumers: 0,
+      stream, group: 'nest', deadLetterStream: `${stream}:dlq`, pending: 0, oldestIdleMs: 0, lag: 5, deadLetters: 0, groupDeadLetters: 0, consumers: 0,
     });
 
     // One entry at a time, held by a handler until released: four stay undelivered.

@@ -4,19 +4,19 @@ import { redisClient, unique } from '../support/helpers.js';
 describe('formatStatsTable', () => {
   const row = (over: Partial<StreamStats>): StreamStats => ({
     stream: 'orders', group: 'billing', deadLetterStream: 'orders:dlq',
-    pending: 0, oldestIdleMs: 0, lag: 0, deadLetters: 0, consumers: 1, ...over,
+    pending: 0, oldestIdleMs: 0, lag: 0, deadLetters: 0, groupDeadLetters: 0, consumers: 1, ...over,
   });
 
   it('renders one aligned line per stream/group with every figure', () => {
     const table = formatStatsTable([
-      row({ pending: 12, oldestIdleMs: 1_250, lag: 340, deadLetters: 2, consumers: 3 }),
-      row({ stream: 'payments-eu', group: 'ledger', lag: null, oldestIdleMs: 125_000 }),
+      row({ pending: 12, oldestIdleMs: 1_250, lag: 340, deadLetters: 5, groupDeadLetters: 2, consumers: 3 }),
+      row({ stream: 'payments-eu', group: 'ledger', lag: null, oldestIdleMs: 125_000, deadLetters: 2_000, groupDeadLetters: null }),
     ]);
     expect(table.split('\n')).toEqual([
-      'stream       group    pending  oldest idle      lag  dead letters  consumers',
-      '-----------  -------  -------  -----------  -------  ------------  ---------',
-      'orders       billing       12        1.3 s      340             2          3',
-      'payments-eu  ledger         0    2 min 5 s  unknown             0          1',
+      'stream       group    pending  oldest idle      lag       dead letters  consumers',
+      '-----------  -------  -------  -----------  -------  -----------------  ---------',
+      'orders       billing       12        1.3 s      340                  2          3',
+      'payments-eu  ledger         0    2 min 5 s  unknown  2000 (all groups)          1',
     ]);
   });
 

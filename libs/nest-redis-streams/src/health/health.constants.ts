@@ -12,6 +12,8 @@ export const THRESHOLD_DEFAULTS = {
 export const HEALTH_DEFAULTS = {
   timeoutMs: 2_000,
   idleSampleSize: 100,
+  /** Dead-letter streams up to this length are counted per group on every readiness check. */
+  deadLetterCountLimit: 1_000,
   /** Liveness grace: this many blocking reads (`blockMs`) ... */
   graceBlockReads: 3,
   /** ... plus this much slack for a slow round trip or a reconnect. */

@@ -8,7 +8,8 @@ const COLUMNS: Column[] = [
   { header: 'pending', cell: (r) => String(r.pending), right: true },
   { header: 'oldest idle', cell: (r) => formatDuration(r.oldestIdleMs), right: true },
   { header: 'lag', cell: (r) => (r.lag === null ? 'unknown' : String(r.lag)), right: true },
-  { header: 'dead letters', cell: (r) => String(r.deadLetters), right: true },
+  // The group's own dead letters; the shared stream's length when it was too long to count.
+  { header: 'dead letters', cell: (r) => (r.groupDeadLetters === null ? `${r.deadLetters} (all groups)` : String(r.groupDeadLetters)), right: true },
   { header: 'consumers', cell: (r) => String(r.consumers), right: true },
 ];
 

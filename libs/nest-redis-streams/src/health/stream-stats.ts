@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { isNoGroupError } from '../redis/errors.js';
 import { isCluster } from '../redis/connection.factory.js';
 import { pairsToObject, type XPendingRow, type XPendingSummary } from '../redis/replies.js';
+import { parseDeadLetterCount, queueDeadLetterCount } from './dead-letter-count.js';
 import { HEALTH_DEFAULTS, HEALTH_MESSAGES } from './health.constants.js';
 
 /** The figures operators watch for one stream and group (see STREAMS.md "What operators watch"). */
@@ -21,8 +22,13 @@ export interface StreamStats {
   lag: number | null;
   /** Dead-letter stream of the group's handler. */
   deadLetterStream: string;
-  /** Entries in the dead-letter stream (XLEN). */
+  /** Entries in the dead-letter stream, every group's together (XLEN). */
   deadLetters: number;
+  /**
+   * Entries of this group in the dead-letter stream; null when the stream holds more than
+   * `HEALTH_DEFAULTS.deadLetterCountLimit` entries and was not counted.
+   */
+  groupDeadLetters: number | null;
   /** Consumers known to the group, live or not (XINFO GROUPS `consumers`). */
   consumers: number;
 }
@@ -42,7 +48,8 @@ const COMMANDS_PER_TARGET = 5;
 
 /**
  * Reads the figures of one stream and group in one round trip: XPENDING (summary), the first
- * `idleSampleSize` rows of the extended XPENDING, XINFO GROUPS, and XLEN of the dead-letter stream and of the stream.
+ * `idleSampleSize` rows of the extended XPENDING, XINFO GROUPS, the dead-letter stream's length and
+ * this group's share of it (counted in Redis, see dead-letter-count.ts), and XLEN of the stream.
  *
  * `oldestIdleMs` is exact only when at most `idleSampleSize` entries are pending. Past that it is
  * the longest idle among the oldest ids: a stuck entry usually is among them, but one whose idle
@@ -89,7 +96,7 @@ async function statsPipeline(
     pipeline.xpending(stream, group);
     pipeline.xpending(stream, group, '-', '+', idleSampleSize);
     pipeline.xinfo('GROUPS', stream);
-    pipeline.xlen(deadLetterStream);
+    queueDeadLetterCount(pipeline, deadLetterStream, group, HEALTH_DEFAULTS.deadLetterCountLimit);
     pipeline.xlen(stream);
   }
   const replies = (await pipeline.exec()) ?? [];
@@ -107,9 +114,10 @@ function parseStats(target: StreamStatsTarget, replies: Array<[Error | null, unk
     if (isNoGroupError(failure) || /no such key/i.test(failure.message)) return new Error(HEALTH_MESSAGES.noGroup(stream, group));
     return new Error(HEALTH_MESSAGES.statsFailed(stream, group, failure.message));
   }
-  const [summary, rows, groups, deadLetters, length] = replies.map(([, value]) => value) as [
-    XPendingSummary, XPendingRow[], unknown[][], number, number,
+  const [summary, rows, groups, deadLetterReply, length] = replies.map(([, value]) => value) as [
+    XPendingSummary, XPendingRow[], unknown[][], unknown, number,
   ];
+  const deadLetters = parseDeadLetterCount(deadLetterReply);
   const info = groups.map(pairsToObject).find((g) => g.name === group);
   if (!info) return new Error(HEALTH_MESSAGES.noGroup(stream, group));
   return {
@@ -120,7 +128,8 @@ function parseStats(target: StreamStatsTarget, replies: Array<[Error | null, unk
     // also resets entries-read when it reloads the AOF, so lag then counts the whole history:
     // undelivered entries are still in the stream, so its length bounds the true lag.
     lag: info.lag === null || info.lag === undefined ? null : Math.min(Number(info.lag), Number(length)),
-    deadLetters: Number(deadLetters),
+    deadLetters: deadLetters.length,
+    groupDeadLetters: deadLetters.ofGroup,
     consumers: Number(info.consumers),
   };
 }
