@@ -66,7 +66,7 @@ describe('RedisStreamsMetrics', () => {
     expect(await valueOf(registry, 'redis_streams_dead_letter_entries', labels)).toBe(0);
   });
 
-  it('counts failures and dead letters by reason, and samples the dead-letter length', async () => {
+  it('counts failures and dead letters by reason, and samples each group\'s dead letters', async () => {
     const stream = unique('metrics-fail');
     @Controller()
     class Handlers {
@@ -74,6 +74,9 @@ describe('RedisStreamsMetrics', () => {
       handle(@Payload() data: { bad?: string }) {
         if (data.bad) throw new Error('bad entry');
       }
+      // A second group of the same stream that takes everything: none of the dead letters are its.
+      @EventPattern(stream, { group: 'audit' })
+      audit() {}
     }
     // One delivery: a failure is dead-lettered at once.
     const { app, server } = await startMicroservice([Handlers], { maxDeliveries: 1 });
@@ -97,6 +100,7 @@ describe('RedisStreamsMetrics', () => {
 
     await metrics.sampleNow(server);
     expect(await valueOf(registry, 'orders_dead_letter_entries', labels)).toBe(2);
+    expect(await valueOf(registry, 'orders_dead_letter_entries', { stream, group: 'audit' })).toBe(0);
   });
 
   it('samples pending, oldest idle and lag on its interval', async () => {

@@ -38,7 +38,10 @@ export const METRIC_DEFINITIONS = {
     help: 'Longest idle time among the oldest pending entries (sampled; lower bound, see collectStreamStats).',
   },
   lag: { name: 'consumer_lag_entries', help: 'Entries not yet delivered to the group (sampled; absent when unknown).' },
-  deadLetters: { name: 'dead_letter_entries', help: 'Length of the dead-letter stream (sampled).' },
+  deadLetters: {
+    name: 'dead_letter_entries',
+    help: "Entries of this group in the stream's dead-letter stream; its whole length past 1,000 entries (sampled).",
+  },
 } as const;
 
 /** Metrics messages: full sentences naming the value and the fix. */

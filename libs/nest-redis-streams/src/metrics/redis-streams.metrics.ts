@@ -153,7 +153,8 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
     }
     m.pending.set(labels, stats.pending);
     m.oldestIdle.set(labels, stats.oldestIdleMs / 1_000);
-    m.deadLetters.set(labels, stats.deadLetters);
+    // The group's own entries in the shared dead-letter stream (its length when too long to count).
+    m.deadLetters.set(labels, stats.groupDeadLetters ?? stats.deadLetters);
     if (stats.lag === null) m.lag.remove(labels);
     else m.lag.set(labels, stats.lag);
   }
