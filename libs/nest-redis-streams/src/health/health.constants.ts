@@ -12,8 +12,11 @@ export const THRESHOLD_DEFAULTS = {
 export const HEALTH_DEFAULTS = {
   timeoutMs: 2_000,
   idleSampleSize: 100,
-  /** Dead-letter streams up to this length are counted per group on every readiness check. */
-  deadLetterCountLimit: 1_000,
+  /**
+   * Dead-letter streams up to this length are counted per group on every check: reading 100
+   * records with their error texts costs Redis ~0.3 ms, 1,000 cost ~4 ms (too long a pause).
+   */
+  deadLetterCountLimit: 100,
   /** Liveness grace: this many blocking reads (`blockMs`) ... */
   graceBlockReads: 3,
   /** ... plus this much slack for a slow round trip or a reconnect. */

@@ -40,7 +40,7 @@ export const METRIC_DEFINITIONS = {
   lag: { name: 'consumer_lag_entries', help: 'Entries not yet delivered to the group (sampled; absent when unknown).' },
   deadLetters: {
     name: 'dead_letter_entries',
-    help: "Entries of this group in the stream's dead-letter stream; its whole length past 1,000 entries (sampled).",
+    help: "Entries of this group in the stream's dead-letter stream; its whole length past 100 entries (sampled).",
   },
 } as const;
 
