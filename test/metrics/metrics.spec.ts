@@ -15,7 +15,8 @@ async function valueOf(registry: Registry, name: string, labels: Record<string, 
   const { values } = await metric.get();
   return values
     .filter((v) => ((v as { metricName?: string }).metricName ?? name) === series)
-    .filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
+    // Bucket bounds (`le`) come back as numbers; every other label as a string.
+    .filter((v) => Object.entries(labels).every(([k, l]) => String(v.labels[k]) === l))
     .reduce((sum, v) => sum + v.value, 0);
 }
 
@@ -101,6 +102,36 @@ describe('RedisStreamsMetrics', () => {
     await metrics.sampleNow(server);
     expect(await valueOf(registry, 'orders_dead_letter_entries', labels)).toBe(2);
     expect(await valueOf(registry, 'orders_dead_letter_entries', { stream, group: 'audit' })).toBe(0);
+  });
+
+  it('observes how many deliveries an entry needed until it succeeded', async () => {
+    const stream = unique('metrics-deliveries');
+    const attempts = new Map<string, number>();
+    @Controller()
+    class Handlers {
+      @EventPattern(stream)
+      handle(@Payload() data: { n: string; flaky?: string }) {
+        const attempt = (attempts.get(data.n) ?? 0) + 1;
+        attempts.set(data.n, attempt);
+        if (data.flaky && attempt < 3) throw new Error('downstream timeout');
+      }
+    }
+    const { app, server } = await startMicroservice([Handlers], { reclaimIntervalMs: 50, retryBackoffMs: 10, minIdleTimeMs: 1_000 });
+    closers.push(() => app.close());
+    const registry = new Registry();
+    const metrics = new RedisStreamsMetrics().attach(server, { registry, sampleIntervalMs: 0 });
+    closers.push(() => metrics.close());
+
+    await redis.xadd(stream, '*', 'n', '1');
+    await redis.xadd(stream, '*', 'n', '2', 'flaky', 'yes');
+    const labels = { stream, group: 'nest' };
+    await waitFor(async () => (await valueOf(registry, 'redis_streams_entries_acked_total', labels)) === 2, 'both entries acked');
+    const series = (suffix: string, extra: Record<string, string> = {}) =>
+      valueOf(registry, 'redis_streams_deliveries_to_success', { ...labels, ...extra }, `redis_streams_deliveries_to_success_${suffix}`);
+    expect(await series('count')).toBe(2);
+    expect(await series('sum')).toBe(1 + 3);
+    expect(await series('bucket', { le: '1' })).toBe(1);
+    expect(await series('bucket', { le: '3' })).toBe(2);
   });
 
   it('samples pending, oldest idle and lag on its interval', async () => {

@@ -14,7 +14,9 @@ export function eventRecorders(m: MetricInstruments): EventRecorders {
     handled: (e) => {
       m.handlerDuration.observe({ ...labels(e), outcome: e.ok ? 'ok' : 'error' }, e.durationMs / 1_000);
       // A failed attempt has not reached its end; ids set by a skewed producer clock can lie ahead of ours.
-      if (e.ok) m.endToEndLatency.observe(labels(e), Math.max(0, e.endToEndMs) / 1_000);
+      if (!e.ok) return;
+      m.endToEndLatency.observe(labels(e), Math.max(0, e.endToEndMs) / 1_000);
+      m.deliveriesToSuccess.observe(labels(e), e.deliveries);
     },
     acked: (e) => m.acked.inc(labels(e), e.count),
     failed: (e) => m.failed.inc(labels(e)),

@@ -7,6 +7,9 @@ type MetricKey = keyof typeof METRIC_DEFINITIONS;
 
 const STREAM_LABELS: StreamLabel[] = ['stream', 'group'];
 
+/** Delivery counts worth telling apart: first try, a retry or two, and the default maxDeliveries (5). */
+const DELIVERY_BUCKETS = [1, 2, 3, 5, 10];
+
 /** The Prometheus instruments fed by one or more servers. */
 export interface MetricInstruments {
   delivered: Counter<StreamLabel>;
@@ -19,6 +22,7 @@ export interface MetricInstruments {
   leasesLost: Counter<StreamLabel>;
   handlerDuration: Histogram<StreamLabel | 'outcome'>;
   endToEndLatency: Histogram<StreamLabel>;
+  deliveriesToSuccess: Histogram<StreamLabel>;
   pending: Gauge<StreamLabel>;
   oldestIdle: Gauge<StreamLabel>;
   lag: Gauge<StreamLabel>;
@@ -61,6 +65,9 @@ export function getOrCreateInstruments(client: PromClient, settings: InstrumentS
     ),
     endToEndLatency: get('endToEndLatency', (base) =>
       new client.Histogram({ ...base, labelNames: STREAM_LABELS, buckets: settings.endToEndLatencyBuckets }),
+    ),
+    deliveriesToSuccess: get('deliveriesToSuccess', (base) =>
+      new client.Histogram({ ...base, labelNames: STREAM_LABELS, buckets: DELIVERY_BUCKETS }),
     ),
     pending: gauge('pending'),
     oldestIdle: gauge('oldestIdle'),

@@ -28,6 +28,10 @@ export const METRIC_DEFINITIONS = {
   leaseRenewals: { name: 'lease_renewals_total', help: 'Leases of in-flight entries renewed by this consumer.' },
   leasesLost: { name: 'leases_lost_total', help: 'In-flight entries this consumer lost to another consumer.' },
   handlerDuration: { name: 'handler_duration_seconds', help: 'Handler run time, by outcome (ok, error).' },
+  deliveriesToSuccess: {
+    name: 'deliveries_to_success',
+    help: 'Deliveries an entry needed until its handler succeeded (1: the first try).',
+  },
   endToEndLatency: {
     name: 'end_to_end_latency_seconds',
     help: 'Time from the entry id (when it was added) to its handler succeeding.',
