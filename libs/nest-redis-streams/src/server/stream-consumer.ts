@@ -1,20 +1,18 @@
 import type { Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { isObservable, lastValueFrom } from 'rxjs';
-import { decodeEntry, type DecodedEntry } from '../codec/envelope.js';
-import { RedisStreamsContext } from '../context/redis-streams.context.js';
+import type { DecodedEntry } from '../codec/envelope.js';
+import type { RedisStreamsContext } from '../context/redis-streams.context.js';
 import type { EntryRef, TransportEvents } from '../events/transport-events.js';
 import type { PayloadDeserializer } from '../interfaces/payload-codec.interface.js';
 import { DeadLetterReason } from '../recovery/dead-letter-record.js';
-import { runInTraceContext } from '../tracing/trace-context.js';
 import { isBusyGroupError, isNoGroupError } from '../redis/errors.js';
 import type { StreamEntryReply, XReadGroupReply } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { AckBatcher } from './ack-batcher.js';
+import { EntryDispatcher, logSafely, type SlotOwner } from './entry-dispatcher.js';
 import { FailureHandler } from './failure-handler.js';
 import { FifoQueue } from './fifo-queue.js';
 import { HeldEntry } from './held-entry.js';
-import { KeySerializer } from './key-serializer.js';
 import type { StreamSubscription } from './stream-subscription.js';
 
 /** What a consumer needs from the server that owns it. */
@@ -35,21 +33,12 @@ export interface ConsumerRuntime {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const isThenable = (value: unknown): value is PromiseLike<unknown> =>
-  value instanceof Promise || (typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function');
-
-/** Calls a handler and resolves once it is finished: its promise settled, its Observable completed. */
-async function untilFinished(call: () => unknown): Promise<void> {
-  const result = await call();
-  if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
-}
-
 /**
  * Reads one stream in one consumer group and runs its handler with bounded concurrency.
  * Start-up drains this consumer's own pending entries (ID `0`) before new ones (`>`); every
  * entry is acknowledged only after its handler succeeded.
  */
-export class StreamConsumer {
+export class StreamConsumer implements SlotOwner {
   /** Entries read and not yet settled, by id: running, waiting for a slot, or being acked. */
   readonly held = new Map<string, HeldEntry>();
   /** Time of the last successful read (or empty read) of the loop: a liveness signal. */
@@ -64,8 +53,8 @@ export class StreamConsumer {
   private wake: (() => void) | null = null;
   private idle: (() => void) | null = null;
   private readonly acks: AckBatcher;
-  private readonly keys = new KeySerializer();
   private readonly parking: FailureHandler;
+  private readonly dispatcher: EntryDispatcher;
 
   constructor(readonly subscription: StreamSubscription, private readonly rt: ConsumerRuntime) {
     const { stream, options } = subscription;
@@ -80,6 +69,7 @@ export class StreamConsumer {
             'They stay pending and will be delivered again.',
         ),
     );
+    this.dispatcher = new EntryDispatcher(this, subscription, rt, this.acks, this.parking);
   }
 
   get stream(): string {
@@ -297,124 +287,25 @@ export class StreamConsumer {
     return oldest ? { id: oldest.id, runningMs: now - oldest.startedAt } : null;
   }
 
-  /**
-   * Starts an entry's handler. This runs for every entry of the stream, so the common case (no
-   * ordering key, no tracing) is one synchronous call into the handler and one reaction on its
-   * promise: no async function frames, which showed up as a quarter of the consumer's garbage.
-   */
+  /** Takes a slot and starts the entry on its way (see EntryDispatcher). */
   private run(entry: HeldEntry): void {
     this.running++;
     entry.startedAt = Date.now();
     try {
-      this.dispatch(entry);
+      this.dispatcher.dispatch(entry);
     } catch (err) {
       // Only a throwing event listener gets here; the entry stays pending and is redelivered.
       this.settledUnexpectedly(entry, err);
     }
   }
 
-  private dispatch(entry: HeldEntry): void {
-    const early = this.refuse(entry);
-    if (early !== null) {
-      early.then(() => this.settled(entry), (err: unknown) => this.settledUnexpectedly(entry, err));
-      return;
-    }
-    let decoded: DecodedEntry;
-    try {
-      decoded = decodeEntry(entry.fields!, this.rt.deserializer);
-    } catch (err) {
-      this.parking.park(entry, DeadLetterReason.UNDECODABLE, err).then(
-        () => this.settled(entry),
-        (parkErr: unknown) => this.settledUnexpectedly(entry, parkErr),
-      );
-      return;
-    }
-    const { events } = this.rt;
-    if (events.listenerCount('delivered') > 0) events.emit('delivered', this.ref(entry));
-    const started = events.listenerCount('handled') > 0 ? performance.now() : 0;
-    const ctx = new RedisStreamsContext([
-      this.stream, entry.id, this.group, this.consumer, entry.deliveries, decoded.headers, decoded.eventId, entry,
-    ]);
-    let handled: unknown;
-    try {
-      const key = this.orderingKeyOf(decoded.data);
-      handled = key === undefined && !this.rt.tracing
-        ? this.rt.invoke(this.subscription, decoded, ctx)
-        : this.invokeWrapped(entry, decoded, ctx, key);
-    } catch (err) {
-      handled = Promise.reject(err);
-    }
-    // Nest's handlers return promises. A handler registered by hand may return a plain value:
-    // then the entry settles now, without a trip through the microtask queue. Any other thenable
-    // is adopted by a native promise, so the entry is acked only once it resolves.
-    if (!isThenable(handled)) return this.handlerReturned(entry, started, handled);
-    (handled instanceof Promise ? handled : Promise.resolve(handled)).then(
-      (result) => this.handlerReturned(entry, started, result),
-      (err: unknown) => this.handlerFailed(entry, started, err),
-    );
-  }
-
-  /** An entry that must not reach the handler goes to the dead-letter stream instead. */
-  private refuse(entry: HeldEntry): Promise<void> | null {
-    const { maxDeliveries } = this.subscription.options;
-    if (entry.fields === null) return this.parking.park(entry, DeadLetterReason.PAYLOAD_TRIMMED);
-    if (entry.deliveries <= maxDeliveries) return null;
-    const error = new Error(
-      `Delivered ${entry.deliveries} times (maxDeliveries ${maxDeliveries}) without being acknowledged; ` +
-        'the consumer may have crashed or hung while handling it.',
-    );
-    return this.parking.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
-  }
-
-  /**
-   * The handler inside a trace span and/or behind earlier entries of its ordering key. Both must
-   * last until the handler is finished, so an Observable it returned (Nest returns one whenever an
-   * interceptor is bound) is run to completion inside them.
-   */
-  private invokeWrapped(entry: HeldEntry, decoded: DecodedEntry, ctx: RedisStreamsContext, key: string | undefined): Promise<unknown> {
-    const invoke = () =>
-      runInTraceContext(decoded.headers, { stream: this.stream, group: this.group, entryId: entry.id }, () =>
-        untilFinished(() => this.rt.invoke(this.subscription, decoded, ctx)),
-      );
-    return key === undefined ? invoke() : this.keys.run(key, invoke);
-  }
-
-  /** The handler's promise resolved; an Observable result is done only when it completes. */
-  private handlerReturned(entry: HeldEntry, started: number, result: unknown): void {
-    if (isObservable(result)) {
-      lastValueFrom(result, { defaultValue: undefined }).then(
-        () => this.handlerReturned(entry, started, undefined),
-        (err: unknown) => this.handlerFailed(entry, started, err),
-      );
-      return;
-    }
-    this.emitHandled(entry, started, true);
-    const { options, kind } = this.subscription;
-    if (!entry.lost && !entry.acked && !entry.trimmed && (options.ackMode === 'auto' || kind === 'message')) {
-      this.acks.add(entry.id);
-    }
-    this.settled(entry);
-  }
-
-  private handlerFailed(entry: HeldEntry, started: number, err: unknown): void {
-    this.emitHandled(entry, started, false);
-    this.parking.fail(entry, err).then(
-      () => this.settled(entry),
-      (failErr: unknown) => this.settledUnexpectedly(entry, failErr),
-    );
-  }
-
-  private settledUnexpectedly(entry: HeldEntry, err: unknown): void {
-    try {
-      this.rt.logger.error(`Unexpected failure settling entry ${entry.id} of "${this.stream}": ${(err as Error)?.stack ?? err}`);
-    } catch {
-      // A logger that throws must not keep the slot occupied.
-    }
+  settledUnexpectedly(entry: HeldEntry, err: unknown): void {
+    logSafely(this.rt, `Unexpected failure settling entry ${entry.id} of "${this.stream}": ${(err as Error)?.stack ?? err}`);
     this.settled(entry);
   }
 
   /** Frees the entry's slot; once per entry, whichever path gets here first. */
-  private settled(entry: HeldEntry): void {
+  settled(entry: HeldEntry): void {
     if (entry.settled) return;
     entry.settled = true;
     this.running--;
@@ -441,30 +332,6 @@ export class StreamConsumer {
       }
     } finally {
       this.startingWaiting = false;
-    }
-  }
-
-  private orderingKeyOf(data: unknown): string | undefined {
-    const { orderingKey } = this.subscription.options;
-    if (orderingKey === undefined) return undefined;
-    if (typeof orderingKey === 'function') return orderingKey(data);
-    const value = typeof data === 'object' && data !== null ? (data as Record<string, unknown>)[orderingKey] : undefined;
-    return value === undefined || value === null ? undefined : String(value);
-  }
-
-  private emitHandled(entry: HeldEntry, started: number, ok: boolean): void {
-    if (started === 0 || this.rt.events.listenerCount('handled') === 0) return;
-    const durationMs = performance.now() - started;
-    const endToEndMs = Date.now() - Number.parseInt(entry.id, 10);
-    try {
-      this.rt.events.emit('handled', { ...this.ref(entry), durationMs, endToEndMs, ok });
-    } catch (err) {
-      // A listener's bug (or a logger's) must not keep the entry from being acked or retried.
-      try {
-        this.rt.logger.error(`A "handled" event listener threw for entry ${entry.id}: ${(err as Error)?.stack ?? err}`);
-      } catch {
-        // Nothing left to report it to.
-      }
     }
   }
 

@@ -1,0 +1,168 @@
+import { isObservable, lastValueFrom } from 'rxjs';
+import { decodeEntry, type DecodedEntry } from '../codec/envelope.js';
+import { RedisStreamsContext } from '../context/redis-streams.context.js';
+import type { EntryRef } from '../events/transport-events.js';
+import { DeadLetterReason } from '../recovery/dead-letter-record.js';
+import { runInTraceContext } from '../tracing/trace-context.js';
+import type { AckBatcher } from './ack-batcher.js';
+import type { FailureHandler } from './failure-handler.js';
+import type { HeldEntry } from './held-entry.js';
+import { KeySerializer } from './key-serializer.js';
+import type { ConsumerRuntime } from './stream-consumer.js';
+import type { StreamSubscription } from './stream-subscription.js';
+
+/** What the dispatcher reports back to the consumer that holds the entry's slot. */
+export interface SlotOwner {
+  readonly stream: string;
+  readonly group: string;
+  readonly consumer: string;
+  ref(entry: HeldEntry): EntryRef;
+  /** The entry is done (acked, retried or parked): free its slot. */
+  settled(entry: HeldEntry): void;
+  /** Something unexpected broke while settling: log it and free the slot. */
+  settledUnexpectedly(entry: HeldEntry, err: unknown): void;
+}
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  value instanceof Promise || (typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function');
+
+/** Calls a handler and resolves once it is finished: its promise settled, its Observable completed. */
+async function untilFinished(call: () => unknown): Promise<void> {
+  const result = await call();
+  if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+}
+
+/**
+ * Takes one entry from its slot to its outcome: decoded and handed to the handler, then acked on
+ * success, retried or parked on failure; entries that must not reach the handler are parked at
+ * once. This runs for every entry of the stream, so the common case (no ordering key, no tracing)
+ * is one synchronous call into the handler and one reaction on its promise: no async function
+ * frames, which showed up as a quarter of the consumer's garbage.
+ */
+export class EntryDispatcher {
+  private readonly keys = new KeySerializer();
+
+  constructor(
+    private readonly owner: SlotOwner,
+    private readonly subscription: StreamSubscription,
+    private readonly rt: ConsumerRuntime,
+    private readonly acks: AckBatcher,
+    private readonly parking: FailureHandler,
+  ) {}
+
+  /** Throws only when a `delivered` listener throws; the owner then frees the slot itself. */
+  dispatch(entry: HeldEntry): void {
+    const early = this.refuse(entry);
+    if (early !== null) return this.settleAfter(entry, early);
+    let decoded: DecodedEntry;
+    try {
+      decoded = decodeEntry(entry.fields!, this.rt.deserializer);
+    } catch (err) {
+      return this.settleAfter(entry, this.parking.park(entry, DeadLetterReason.UNDECODABLE, err));
+    }
+    const { events } = this.rt;
+    if (events.listenerCount('delivered') > 0) events.emit('delivered', this.owner.ref(entry));
+    const started = events.listenerCount('handled') > 0 ? performance.now() : 0;
+    const { stream, group, consumer } = this.owner;
+    const ctx = new RedisStreamsContext([stream, entry.id, group, consumer, entry.deliveries, decoded.headers, decoded.eventId, entry]);
+    let handled: unknown;
+    try {
+      const key = this.orderingKeyOf(decoded.data);
+      handled = key === undefined && !this.rt.tracing
+        ? this.rt.invoke(this.subscription, decoded, ctx)
+        : this.invokeWrapped(entry, decoded, ctx, key);
+    } catch (err) {
+      handled = Promise.reject(err);
+    }
+    // Nest's handlers return promises. A handler registered by hand may return a plain value:
+    // then the entry settles now, without a trip through the microtask queue. Any other thenable
+    // is adopted by a native promise (a native one is returned as it is), so the entry is acked
+    // only once it resolves.
+    if (!isThenable(handled)) return this.handlerReturned(entry, started, handled);
+    Promise.resolve(handled).then(
+      (result) => this.handlerReturned(entry, started, result),
+      (err: unknown) => this.handlerFailed(entry, started, err),
+    );
+  }
+
+  /** An entry that must not reach the handler goes to the dead-letter stream instead. */
+  private refuse(entry: HeldEntry): Promise<void> | null {
+    const { maxDeliveries } = this.subscription.options;
+    if (entry.fields === null) return this.parking.park(entry, DeadLetterReason.PAYLOAD_TRIMMED);
+    if (entry.deliveries <= maxDeliveries) return null;
+    const error = new Error(
+      `Delivered ${entry.deliveries} times (maxDeliveries ${maxDeliveries}) without being acknowledged; ` +
+        'the consumer may have crashed or hung while handling it.',
+    );
+    return this.parking.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
+  }
+
+  /**
+   * The handler inside a trace span and/or behind earlier entries of its ordering key. Both must
+   * last until the handler is finished, so an Observable it returned (Nest returns one whenever an
+   * interceptor is bound) is run to completion inside them.
+   */
+  private invokeWrapped(entry: HeldEntry, decoded: DecodedEntry, ctx: RedisStreamsContext, key: string | undefined): Promise<unknown> {
+    const { stream, group } = this.owner;
+    const invoke = () =>
+      runInTraceContext(decoded.headers, { stream, group, entryId: entry.id }, () =>
+        untilFinished(() => this.rt.invoke(this.subscription, decoded, ctx)),
+      );
+    return key === undefined ? invoke() : this.keys.run(key, invoke);
+  }
+
+  /** The handler's promise resolved; an Observable result is done only when it completes. */
+  private handlerReturned(entry: HeldEntry, started: number, result: unknown): void {
+    if (isObservable(result)) {
+      lastValueFrom(result, { defaultValue: undefined }).then(
+        () => this.handlerReturned(entry, started, undefined),
+        (err: unknown) => this.handlerFailed(entry, started, err),
+      );
+      return;
+    }
+    this.emitHandled(entry, started, true);
+    const { options, kind } = this.subscription;
+    if (!entry.lost && !entry.acked && !entry.trimmed && (options.ackMode === 'auto' || kind === 'message')) {
+      this.acks.add(entry.id);
+    }
+    this.owner.settled(entry);
+  }
+
+  private handlerFailed(entry: HeldEntry, started: number, err: unknown): void {
+    this.emitHandled(entry, started, false);
+    this.settleAfter(entry, this.parking.fail(entry, err));
+  }
+
+  private settleAfter(entry: HeldEntry, outcome: Promise<void>): void {
+    outcome.then(() => this.owner.settled(entry), (err: unknown) => this.owner.settledUnexpectedly(entry, err));
+  }
+
+  private orderingKeyOf(data: unknown): string | undefined {
+    const { orderingKey } = this.subscription.options;
+    if (orderingKey === undefined) return undefined;
+    if (typeof orderingKey === 'function') return orderingKey(data);
+    const value = typeof data === 'object' && data !== null ? (data as Record<string, unknown>)[orderingKey] : undefined;
+    return value === undefined || value === null ? undefined : String(value);
+  }
+
+  private emitHandled(entry: HeldEntry, started: number, ok: boolean): void {
+    if (started === 0 || this.rt.events.listenerCount('handled') === 0) return;
+    const durationMs = performance.now() - started;
+    const endToEndMs = Date.now() - Number.parseInt(entry.id, 10);
+    try {
+      this.rt.events.emit('handled', { ...this.owner.ref(entry), durationMs, endToEndMs, ok });
+    } catch (err) {
+      // A listener's bug must not keep the entry from being acked or retried.
+      logSafely(this.rt, `A "handled" event listener threw for entry ${entry.id}: ${(err as Error)?.stack ?? err}`);
+    }
+  }
+}
+
+/** Logs an error; a logger that throws must not keep an entry's slot occupied. */
+export function logSafely(rt: Pick<ConsumerRuntime, 'logger'>, message: string): void {
+  try {
+    rt.logger.error(message);
+  } catch {
+    // Nothing left to report it to.
+  }
+}
