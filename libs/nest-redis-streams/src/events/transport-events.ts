@@ -14,6 +14,15 @@ export interface EntryRef {
  * Lifecycle events of the transport, for metrics and the application's own alerting
  * (`server.events.on('dead-lettered', ...)`).
  */
+/** Why an entry was acknowledged without running its handler. */
+export type SkipReason =
+  /** A request whose caller's deadline had passed: the caller was already told it failed. */
+  | 'request-expired'
+  /** A request whose reply stream lies outside the client reply prefix. */
+  | 'reply-to-refused'
+  /** A re-driven entry addressed to another group of the same stream. */
+  | 'other-group';
+
 export type TransportEventMap = {
   /** An entry was handed to a handler. */
   delivered: [EntryRef];
@@ -35,6 +44,13 @@ export type TransportEventMap = {
   'lease-renewed': [{ stream: string; group: string; count: number }];
   /** This consumer lost an in-flight entry to another consumer. */
   'lease-lost': [EntryRef];
+  /** An entry was acknowledged without running its handler (see SkipReason). */
+  skipped: [EntryRef & { reason: SkipReason; detail: string }];
+  /**
+   * A handler ran past `maxHandlerMs`: its lease is no longer renewed, its abort signal fired and
+   * the entry becomes reclaimable once idle past min-idle.
+   */
+  'lease-expired': [EntryRef & { runningMs: number; maxHandlerMs: number }];
 };
 
 export class TransportEvents extends EventEmitter<TransportEventMap> {}

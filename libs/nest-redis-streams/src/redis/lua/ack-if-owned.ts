@@ -1,0 +1,25 @@
+/**
+ * KEYS[1] stream; ARGV group, consumer, smallest id, largest id, ids... → ids this consumer no
+ * longer owns (not acked). Ownership comes from one consumer-filtered XPENDING range over
+ * [smallest, largest], walked in pages: far cheaper than one XPENDING per id, and exact however
+ * many other entries this consumer has pending in that range. The caller finds the bounds; doing
+ * it here cost more Redis time than the acks themselves.
+ */
+export const ACK_IF_OWNED = `
+local want = {}
+for i = 5, #ARGV do want[ARGV[i]] = true end
+local owned, start, last = {}, ARGV[3], ARGV[4]
+while true do
+  local rows = redis.call('XPENDING', KEYS[1], ARGV[1], start, last, 1000, ARGV[2])
+  for _, row in ipairs(rows) do
+    if want[row[1]] then owned[#owned + 1] = row[1]; want[row[1]] = nil end
+  end
+  if #rows < 1000 then break end
+  start = '(' .. rows[#rows][1]
+end
+for i = 1, #owned, 1000 do
+  redis.call('XACK', KEYS[1], ARGV[1], unpack(owned, i, math.min(i + 999, #owned)))
+end
+local lost = {}
+for id in pairs(want) do lost[#lost + 1] = id end
+return lost`;

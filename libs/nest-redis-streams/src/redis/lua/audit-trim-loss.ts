@@ -1,0 +1,53 @@
+/**
+ * KEYS[1] stream, KEYS[2] dead-letter stream, KEYS[3] audit hash; ARGV group, consumer, now →
+ * { newly lost, dead-letter id } or 0. Entries that trimming removed before the group read them
+ * leave no id behind, but Redis' counters keep the evidence: lost = entries-added − the group's
+ * entries-read − entries still ahead of its last-delivered-id. That last figure is only cheap when
+ * the group is caught up (0) or the whole stream lies ahead of it (length); otherwise the audit
+ * waits for a later round. The audit hash remembers what was reported, so several consumers and
+ * restarts write one tombstone per loss.
+ */
+export const AUDIT_TRIM_LOSS = `
+local function field(list, name)
+  for i = 1, #list, 2 do if list[i] == name then return list[i + 1] end end
+end
+local function cmp(a, b)
+  local am, as = string.match(a, '(%d+)-(%d+)')
+  local bm, bs = string.match(b, '(%d+)-(%d+)')
+  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
+  if am ~= bm then return am < bm and -1 or 1 end
+  if as ~= bs then return as < bs and -1 or 1 end
+  return 0
+end
+local info = redis.call('XINFO', 'STREAM', KEYS[1])
+local group
+for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do
+  if field(g, 'name') == ARGV[1] then group = g end
+end
+if not group or not field(group, 'entries-read') then return 0 end
+local read = tonumber(field(group, 'entries-read'))
+-- Redis resets entries-read when it reloads the AOF: the counters start over, and so must the
+-- audit (rebase on the next countable round) instead of reporting everything read before.
+local readKey, rebaseKey = ARGV[1] .. ':read', ARGV[1] .. ':rebase'
+if read < tonumber(redis.call('HGET', KEYS[3], readKey) or '-1') then redis.call('HSET', KEYS[3], rebaseKey, '1') end
+redis.call('HSET', KEYS[3], readKey, read)
+local delivered = field(group, 'last-delivered-id')
+local length = tonumber(field(info, 'length'))
+local ahead
+if length == 0 or cmp(delivered, field(info, 'last-generated-id')) >= 0 then ahead = 0
+elseif cmp(field(info, 'recorded-first-entry-id'), delivered) > 0 then ahead = length
+else return 0 end
+local lost = tonumber(field(info, 'entries-added')) - read - ahead
+if redis.call('HGET', KEYS[3], rebaseKey) then
+  redis.call('HSET', KEYS[3], ARGV[1], lost)
+  redis.call('HDEL', KEYS[3], rebaseKey)
+  return 0
+end
+local reported = tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0')
+if lost <= reported then return 0 end
+redis.call('HSET', KEYS[3], ARGV[1], lost)
+local delta = lost - reported
+local id = redis.call('XADD', KEYS[2], '*', 'dlq:reason', 'trimmed-undelivered', 'dlq:stream', KEYS[1], 'dlq:id', '',
+  'dlq:group', ARGV[1], 'dlq:consumer', ARGV[2], 'dlq:deliveries', '0', 'dlq:time', ARGV[3], 'dlq:lost_count', delta,
+  'dlq:error', delta .. ' entries were trimmed before group ' .. ARGV[1] .. ' read them; their payload is gone.')
+return {delta, id}`;
