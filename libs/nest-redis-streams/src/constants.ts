@@ -17,6 +17,8 @@ export const SERVER_DEFAULTS = {
   reclaimCount: 100,
   retryBackoffMs: 1_000,
   removeIdleConsumersAfterMs: 0,
+  // Kafka's max.poll.interval.ms default: a handler past it is taken for hung, not slow.
+  maxHandlerMs: 300_000,
 };
 
 /** Suffix of a stream's dead-letter stream when the handler names none. */

@@ -59,6 +59,13 @@ export interface RedisStreamsServerOptions extends StreamHandlerOptions {
    * @default 0
    */
   removeIdleConsumersAfterMs?: number;
+  /**
+   * Requests (`send()`) are answered only on streams whose key starts with this prefix; a
+   * request naming any other `reply_to` stream is refused (acked without running, logged and
+   * counted), so writing a request cannot make the server XADD into an arbitrary stream.
+   * @default `<keyPrefix>nrs:replies:` (where clients with the same keyPrefix put their reply streams)
+   */
+  replyStreamPrefix?: string;
   /** Decodes the `data` field of this library's envelope. @default JSON */
   deserializer?: PayloadDeserializer;
   /** The application's SchedulerRegistry, so reclaim intervals show up in it. @default a private one */

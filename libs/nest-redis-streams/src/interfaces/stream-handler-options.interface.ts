@@ -64,4 +64,12 @@ export interface StreamHandlerOptions {
    * @default undefined (no per-key ordering)
    */
   orderingKey?: string | ((data: unknown) => string | undefined);
+  /**
+   * The life of a running handler's lease. Past it the entry's lease is no longer renewed, the
+   * handler's abort signal (`ctx.getSignal()`) fires, liveness reports the handler as hung, and
+   * the entry becomes reclaimable by any consumer once idle past `minIdleTimeMs`. It bounds how
+   * long a hung handler can hide behind lease renewal.
+   * @default 300000 (5 minutes, like Kafka's max.poll.interval.ms)
+   */
+  maxHandlerMs?: number;
 }

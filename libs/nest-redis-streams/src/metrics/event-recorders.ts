@@ -29,5 +29,7 @@ export function eventRecorders(m: MetricInstruments): EventRecorders {
     reclaimed: (e) => m.reclaimed.inc(labels(e), e.count),
     'lease-renewed': (e) => m.leaseRenewals.inc(labels(e), e.count),
     'lease-lost': (e) => m.leasesLost.inc(labels(e)),
+    skipped: (e) => m.skipped.inc({ ...labels(e), reason: e.reason }),
+    'lease-expired': (e) => m.leasesExpired.inc(labels(e)),
   };
 }

@@ -20,6 +20,8 @@ export interface MetricInstruments {
   lostByTrim: Counter<StreamLabel>;
   leaseRenewals: Counter<StreamLabel>;
   leasesLost: Counter<StreamLabel>;
+  skipped: Counter<StreamLabel | 'reason'>;
+  leasesExpired: Counter<StreamLabel>;
   handlerDuration: Histogram<StreamLabel | 'outcome'>;
   endToEndLatency: Histogram<StreamLabel>;
   deliveriesToSuccess: Histogram<StreamLabel>;
@@ -60,6 +62,8 @@ export function getOrCreateInstruments(client: PromClient, settings: InstrumentS
     lostByTrim: counter('lostByTrim'),
     leaseRenewals: counter('leaseRenewals'),
     leasesLost: counter('leasesLost'),
+    skipped: get('skipped', (base) => new client.Counter({ ...base, labelNames: [...STREAM_LABELS, 'reason'] })),
+    leasesExpired: counter('leasesExpired'),
     handlerDuration: get('handlerDuration', (base) =>
       new client.Histogram({ ...base, labelNames: [...STREAM_LABELS, 'outcome'], buckets: settings.handlerDurationBuckets }),
     ),

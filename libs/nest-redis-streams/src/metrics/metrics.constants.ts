@@ -27,6 +27,11 @@ export const METRIC_DEFINITIONS = {
   },
   leaseRenewals: { name: 'lease_renewals_total', help: 'Leases of in-flight entries renewed by this consumer.' },
   leasesLost: { name: 'leases_lost_total', help: 'In-flight entries this consumer lost to another consumer.' },
+  skipped: {
+    name: 'skipped_total',
+    help: 'Entries acked without running the handler, by reason (request-expired, reply-to-refused, other-group).',
+  },
+  leasesExpired: { name: 'leases_expired_total', help: 'Handlers that ran past maxHandlerMs; their entries became reclaimable.' },
   handlerDuration: { name: 'handler_duration_seconds', help: 'Handler run time, by outcome (ok, error).' },
   deliveriesToSuccess: {
     name: 'deliveries_to_success',

@@ -1,3 +1,4 @@
+import { REPLY_STREAM } from '../client/client.constants.js';
 import { DEAD_LETTER_SUFFIX, SERVER_DEFAULTS, defaultConsumerName } from '../constants.js';
 import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import type { RedisStreamsServerOptions } from '../interfaces/server-options.interface.js';
@@ -7,13 +8,18 @@ import { hasHashTag, slotOf } from '../redis/slots.js';
 import type { ResolvedHandlerOptions } from './stream-subscription.js';
 
 export type ResolvedServerOptions = typeof SERVER_DEFAULTS &
-  Omit<RedisStreamsServerOptions, keyof typeof SERVER_DEFAULTS> & { consumer: string };
+  Omit<RedisStreamsServerOptions, keyof typeof SERVER_DEFAULTS> & { consumer: string; replyStreamPrefix: string };
 
 const START_ID = /^(0|\$|\d+(-\d+)?)$/;
 
 /** Merges the server defaults once and checks every server-level value. */
 export function resolveServerOptions(options: RedisStreamsServerOptions = {}): ResolvedServerOptions {
-  const merged = { ...SERVER_DEFAULTS, ...stripUndefined(options), consumer: options.consumer ?? defaultConsumerName() };
+  const merged = {
+    ...SERVER_DEFAULTS,
+    ...stripUndefined(options),
+    consumer: options.consumer ?? defaultConsumerName(),
+    replyStreamPrefix: options.replyStreamPrefix ?? `${options.keyPrefix ?? SERVER_DEFAULTS.keyPrefix}${REPLY_STREAM.infix}`,
+  };
   for (const key of ['blockMs', 'shutdownTimeoutMs', 'reclaimCount', 'retryBackoffMs'] as const) {
     requirePositiveInteger(key, merged[key], '');
   }
@@ -24,6 +30,9 @@ export function resolveServerOptions(options: RedisStreamsServerOptions = {}): R
     throw new InvalidOptionsError(MESSAGES.badString('consumer', merged.consumer, ''));
   }
   if (typeof merged.keyPrefix !== 'string') throw new InvalidOptionsError(MESSAGES.badString('keyPrefix', merged.keyPrefix, ''));
+  if (typeof merged.replyStreamPrefix !== 'string' || merged.replyStreamPrefix.length === 0) {
+    throw new InvalidOptionsError(MESSAGES.badString('replyStreamPrefix', merged.replyStreamPrefix, ''));
+  }
   resolveHandlerOptions(merged, {}, '(server defaults)');
   return merged;
 }
@@ -49,11 +58,12 @@ export function resolveHandlerOptions(
     minIdleTimeMs: pick('minIdleTimeMs') as number,
     deadLetterStream: extras.deadLetterStream ?? defaultDeadLetterStream(stream, cluster),
     orderingKey: extras.orderingKey,
+    maxHandlerMs: pick('maxHandlerMs') as number,
   };
   if (typeof resolved.group !== 'string' || resolved.group.length === 0) {
     throw new InvalidOptionsError(MESSAGES.badString('group', resolved.group, where));
   }
-  for (const key of ['concurrency', 'prefetchCount', 'maxDeliveries', 'minIdleTimeMs'] as const) {
+  for (const key of ['concurrency', 'prefetchCount', 'maxDeliveries', 'minIdleTimeMs', 'maxHandlerMs'] as const) {
     requirePositiveInteger(key, resolved[key], where);
   }
   if (resolved.ackMode !== 'auto' && resolved.ackMode !== 'manual') {

@@ -12,6 +12,7 @@ export interface ResolvedHandlerOptions {
   minIdleTimeMs: number;
   deadLetterStream: string;
   orderingKey?: string | ((data: unknown) => string | undefined);
+  maxHandlerMs: number;
 }
 
 /** One stream read in one group by one (possibly chained) handler. */
