@@ -155,6 +155,7 @@ export class RedisStreamsServer
       consumer: this.options.consumer,
       blockMs: this.options.blockMs,
       retryBackoffMs: this.options.retryBackoffMs,
+      replyStreamPrefix: this.options.replyStreamPrefix,
       deserializer: this.options.deserializer ?? new JsonCodec(),
       commands: this.commands,
       events: this.events,

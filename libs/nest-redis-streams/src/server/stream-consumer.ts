@@ -25,6 +25,8 @@ export interface ConsumerRuntime {
   reader: Redis;
   events: TransportEvents;
   logger: Logger;
+  /** Requests are answered only on reply streams under this prefix. */
+  replyStreamPrefix: string;
   /** OpenTelemetry is installed and configured: run handlers in consumer spans. */
   tracing: boolean;
   /** Calls the handler; the promise resolves with what it returned (an Observable is not awaited). */
