@@ -39,7 +39,14 @@ describe('Redis Cluster', () => {
   }
 
   it('consumes and acks every partition, spread over all three masters, with per-key order kept', async () => {
-    const stream = unique('cl-orders');
+    // Partition keys are tagged with the stream name, so where partitions land depends on the name:
+    // take the first name whose partitions cover all three masters (the point of partitioning).
+    let stream = '';
+    for (let attempt = 0; !stream; attempt++) {
+      const candidate = unique(`cl-orders-${attempt}`);
+      const owners = await Promise.all(Array.from({ length: PARTITIONS }, (_, p) => masterOf(partitionStream(candidate, p))));
+      if (new Set(owners).size === 3) stream = candidate;
+    }
     const byKey = new Map<string, number[]>();
     let handled = 0;
     @Controller()
@@ -140,6 +147,25 @@ describe('Redis Cluster', () => {
     expect(await store.begin('evt-1', 1_000)).toBe('new');
     await store.complete('evt-1', 60_000);
     expect(await store.begin('evt-1', 1_000)).toBe('done');
+  }, 30_000);
+
+  it('dead-letters a poison entry of a partition into that partition\'s dead-letter stream, on its slot', async () => {
+    const stream = unique('cl-part-dlq');
+    @Controller()
+    class Handlers {
+      @EventPattern(stream, { partitions: 3, maxDeliveries: 1 })
+      handle() {
+        throw new Error('cannot process');
+      }
+    }
+    const { app } = await startMicroservice([Handlers], { connection: connection(), retryBackoffMs: 10 });
+    closers.push(() => app.close());
+    const partition = partitionStream(stream, 2);
+    await redis.xadd(partition, '*', 'kind', 'poison');
+    // The dead-letter script writes both keys atomically: it only runs when they share a slot.
+    const dlq = `${partition}:dlq`;
+    await waitFor(async () => (await redis.xlen(dlq)) === 1, 'the dead letter in the partition\'s dead-letter stream');
+    expect(Number(((await redis.xpending(partition, 'nest')) as [number])[0])).toBe(0);
   }, 30_000);
 
   it('follows MOVED/ASK while a partition\'s slot is migrated to another master under load', async () => {

@@ -1,6 +1,7 @@
 import { type CallHandler, Controller, type ExecutionContext, Injectable, type NestInterceptor, UseInterceptors } from '@nestjs/common';
 import { Ctx, EventPattern, type MessageHandler, Payload } from '@nestjs/microservices';
-import { RedisStreamsContext, RedisStreamsServer, partitionOf, partitionStream } from 'nest-redis-streams';
+import { DeadLetterService, RedisStreamsContext, RedisStreamsServer, partitionOf, partitionStream, partitionStreams } from 'nest-redis-streams';
+import { slotOf } from '../../libs/nest-redis-streams/src/redis/slots.js';
 import { pendingCount, redisUrl, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
 
 describe('partitioned streams and per-key ordering', () => {
@@ -22,6 +23,22 @@ describe('partitioned streams and per-key ordering', () => {
     for (let i = 0; i < 30; i++) await redis.xadd(partitionStream(stream, i % 3), '*', 'n', String(i));
     await waitFor(() => seen.length === 30, 'all 30 entries');
     expect(new Set(seen.map(([s]) => s)).size).toBe(3);
+  });
+
+  it('tags partition keys with stream and partition: streams spread over slots, each dead-letter stream shares its partition\'s slot', () => {
+    // Tagging with the partition number alone (`orders:{3}`) put partition k of every stream in one slot.
+    const orders = partitionStreams('orders', 6);
+    const payments = partitionStreams('payments', 6);
+    expect(orders[3]).toBe('orders:{orders:3}');
+    for (let p = 0; p < 6; p++) expect(slotOf(orders[p])).not.toBe(slotOf(payments[p]));
+    expect(new Set([...orders, ...payments].map(slotOf)).size).toBe(12);
+    for (const partition of [...orders, ...payments]) {
+      const deadLetters = DeadLetterService.streamFor(partition, true);
+      expect(deadLetters).toBe(`${partition}:dlq`);
+      expect(slotOf(deadLetters)).toBe(slotOf(partition));
+    }
+    // Braces in a stream name cannot cut the tag short and drop the partition number from it.
+    expect(new Set([0, 1, 2].map((p) => slotOf(partitionStream('odd}name', p)))).size).toBe(3);
   });
 
   it('maps a key to the same partition every time, spread over all partitions', () => {

@@ -1,10 +1,15 @@
 /**
- * Stream key of one partition of a logical stream: `orders:{3}`. The braces make the partition
- * number the Redis Cluster hash tag, so partitions spread over shards while each partition's
- * dead-letter stream (`orders:{3}:dlq`) stays on the same shard as the partition itself.
+ * Stream key of one partition of a logical stream: `orders:{orders:3}`. The hash tag names the
+ * stream *and* the partition, so partition 3 of `orders` and partition 3 of `payments` hash to
+ * different slots (a tag of the number alone put partition k of every stream on one shard), while
+ * the partition's dead-letter stream (`orders:{orders:3}:dlq`) keeps the tag and so its slot.
+ * The key still starts with the stream name, so `SCAN MATCH orders:*` and ACL key patterns such as
+ * `~orders:*` keep covering the partitions. Braces inside the stream name are left out of the tag
+ * (a stray `}` would end it early); a stream name that carries its own `{tag}` keeps every
+ * partition on that tag's slot, as Redis always uses the first tag of a key.
  */
 export function partitionStream(stream: string, partition: number): string {
-  return `${stream}:{${partition}}`;
+  return `${stream}:{${stream.replace(/[{}]/g, '')}:${partition}}`;
 }
 
 /** All stream keys of a logical stream with `partitions` partitions (1 = the stream itself). */
