@@ -1,7 +1,8 @@
 import { Controller, Module } from '@nestjs/common';
 import { Ctx, EventPattern } from '@nestjs/microservices';
 import {
-  IDEMPOTENCY_STORE, Idempotent, JsonCodec, RedisIdempotencyStore, RedisStreamsContext, encodeEnvelope, removeIdleConsumers,
+  IDEMPOTENCY_STORE, Idempotent, JsonCodec, RedisIdempotencyStore, RedisStreamsContext, encodeEnvelope, idempotencyKey,
+  removeIdleConsumers, runOnce,
 } from 'nest-redis-streams';
 import { Logger } from '@nestjs/common';
 import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
@@ -51,6 +52,120 @@ describe('idempotent handlers and housekeeping', () => {
     await waitFor(async () => applied.length === 2 && (await pendingCount(redis, stream, 'nest')) === 0, 'both events and all acks');
     await new Promise((r) => setTimeout(r, 100));
     expect(applied).toHaveLength(2);
+  });
+
+  const publish = (stream: string, eventId: string, n = 1) =>
+    redis.xadd(stream, '*', ...encodeEnvelope({ data: { n }, eventId }, new JsonCodec()));
+
+  it('runs the same event id once on each stream: the key names the stream', async () => {
+    const created = unique('orders.created');
+    const shipped = unique('orders.shipped');
+    const store = new RedisIdempotencyStore(redis, `${created}:idem:`);
+    const applied: string[] = [];
+    // Same group (the default) and the same runOnce handler name on both: only the stream differs.
+    @Controller()
+    class Orders {
+      @EventPattern(created)
+      onCreated(@Ctx() ctx: RedisStreamsContext) {
+        return runOnce(store, ctx, async () => applied.push(ctx.getStream()));
+      }
+      @EventPattern(shipped)
+      onShipped(@Ctx() ctx: RedisStreamsContext) {
+        return runOnce(store, ctx, async () => applied.push(ctx.getStream()));
+      }
+    }
+    const { app } = await startMicroservice([Orders], { retryBackoffMs: 20, reclaimIntervalMs: 50 });
+    closers.push(() => app.close());
+    await publish(created, 'order-42');
+    await publish(shipped, 'order-42');
+    await waitFor(async () => (await pendingCount(redis, created, 'nest')) + (await pendingCount(redis, shipped, 'nest')) === 0 &&
+      applied.length >= 2, 'both entries handled and acked', 4_000);
+    expect(applied.sort()).toEqual([created, shipped].sort());
+  });
+
+  it('runs two @Idempotent() handlers of one stream and group once each per event', async () => {
+    const stream = unique('two-handlers');
+    const applied: string[] = [];
+    @Controller()
+    class Orders {
+      @EventPattern(stream)
+      @Idempotent()
+      reserveStock(@Ctx() ctx: RedisStreamsContext) {
+        applied.push(`stock:${ctx.getEventId()}`);
+      }
+      @EventPattern(stream)
+      @Idempotent()
+      sendMail(@Ctx() ctx: RedisStreamsContext) {
+        applied.push(`mail:${ctx.getEventId()}`);
+      }
+    }
+    const store = new RedisIdempotencyStore(redis, `${stream}:idem:`);
+    @Module({ controllers: [Orders], providers: [{ provide: IDEMPOTENCY_STORE, useValue: store }] })
+    class OrdersModule {}
+    const { app } = await startMicroservice([], { retryBackoffMs: 20, reclaimIntervalMs: 50 }, [], true, [OrdersModule]);
+    closers.push(() => app.close());
+    await publish(stream, 'evt-1');
+    await publish(stream, 'evt-1'); // re-published: both handlers skip it
+    await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0 && (await redis.xlen(stream)) === 2 &&
+      applied.length >= 2, 'both entries acked', 4_000);
+    expect(applied.sort()).toEqual(['mail:evt-1', 'stock:evt-1']);
+    expect(await redis.get(`${stream}:idem:${stream}|nest|Orders.sendMail|evt-1`)).toBe('done');
+  });
+
+  it('does not run an effect again when its entry is redelivered after the effect completed', async () => {
+    const stream = unique('redelivered');
+    const store = new RedisIdempotencyStore(redis, `${stream}:idem:`);
+    let effects = 0;
+    const deliveries: number[] = [];
+    @Controller()
+    class Payments {
+      @EventPattern(stream)
+      async charge(@Ctx() ctx: RedisStreamsContext) {
+        deliveries.push(ctx.getDeliveryCount());
+        await runOnce(store, ctx, async () => effects++, { handler: 'Payments.charge' });
+        // Fails after the effect is done and before the ack, as a crash there would.
+        if (ctx.getDeliveryCount() === 1) throw new Error('lost the connection after charging');
+      }
+    }
+    const { app } = await startMicroservice([Payments], { retryBackoffMs: 20, reclaimIntervalMs: 50 });
+    closers.push(() => app.close());
+    await publish(stream, 'payment-1');
+    await waitFor(async () => deliveries.length === 2 && (await pendingCount(redis, stream, 'nest')) === 0, 'the redelivery, acked');
+    expect(effects).toBe(1);
+  });
+
+  it.each([
+    { label: 'honours a done marker of the old key shape (group:event id) by default', legacyKeys: undefined, runs: 0 },
+    { label: 'ignores it with legacyKeys: false', legacyKeys: false, runs: 1 },
+  ])('migration: $label', async ({ legacyKeys, runs }) => {
+    const stream = unique('legacy');
+    const prefix = `${stream}:idem:`;
+    const store = new RedisIdempotencyStore(redis, prefix);
+    await redis.set(`${prefix}nest:evt-old`, 'done', 'PX', 60_000); // written by the previous version
+    let effects = 0;
+    @Controller()
+    class Payments {
+      @EventPattern(stream)
+      charge(@Ctx() ctx: RedisStreamsContext) {
+        return runOnce(store, ctx, async () => effects++, { legacyKeys });
+      }
+    }
+    const { app } = await startMicroservice([Payments], {});
+    closers.push(() => app.close());
+    await publish(stream, 'evt-old');
+    await waitFor(async () => (await redis.xlen(stream)) === 1 && (await pendingCount(redis, stream, 'nest')) === 0 &&
+      (await redis.exists(`${prefix}${stream}|nest|run-once|evt-old`)) === 1, 'the entry acked', 4_000);
+    expect(effects).toBe(runs);
+    // Either way the new key now says done: the next delivery does not look at the old one again.
+    expect(await redis.get(`${prefix}${stream}|nest|run-once|evt-old`)).toBe('done');
+  });
+
+  it('escapes the separator so that no two (stream, group, handler, event) share a key', () => {
+    const ctx = (stream: string, group: string, eventId?: string) =>
+      new RedisStreamsContext([stream, '5-0', group, 'c', 1, {}, eventId, { signal: new AbortController().signal, ack: async () => true }]);
+    expect(idempotencyKey(ctx('a|b', 'g', 'e'), 'h')).not.toBe(idempotencyKey(ctx('a', 'b|g', 'e'), 'h'));
+    expect(idempotencyKey(ctx('orders', 'nest', 'evt|1'), 'Payments.charge')).toBe('orders|nest|Payments.charge|evt%7C1');
+    expect(idempotencyKey(ctx('orders', 'nest'))).toBe('orders|nest|run-once|entry:5-0');
   });
 
   it('removes idle consumers without pending entries, never one that has them', async () => {

@@ -17,4 +17,9 @@ export interface IdempotencyStore {
   complete(key: string, doneTtlMs: number): Promise<void>;
   /** Drops a processing claim after a failure so that a retry can run the effect. */
   release(key: string): Promise<void>;
+  /**
+   * True when `key` is marked done; read-only. Optional: `runOnce` uses it only to honour
+   * markers of the old key shape (`IdempotencyOptions.legacyKeys`) and skips that without it.
+   */
+  isDone?(key: string): Promise<boolean>;
 }

@@ -5,6 +5,8 @@ export const IDEMPOTENT_OPTIONS = 'nest-redis-streams:idempotent';
 
 /** Defaults of `IdempotencyOptions`. */
 export const IDEMPOTENCY_DEFAULTS = {
+  handler: 'run-once',
   processingTtlMs: 60_000,
   doneTtlMs: 7 * 24 * 60 * 60 * 1000,
+  legacyKeys: true,
 };

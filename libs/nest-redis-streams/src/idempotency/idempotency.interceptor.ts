@@ -7,7 +7,11 @@ import type { IdempotencyOptions } from './idempotency-options.interface.js';
 import type { IdempotencyStore } from './idempotency-store.interface.js';
 import { runOnce } from './run-once.js';
 
-/** Applies `runOnce` around handlers marked `@Idempotent()`. */
+/**
+ * Applies `runOnce` around handlers marked `@Idempotent()`, keyed by the handler's
+ * `Class.method` unless the options name it: two guarded handlers of one stream and group are
+ * two effects, and each must run once per event.
+ */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
   constructor(
@@ -19,6 +23,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const ctx = context.switchToRpc().getContext();
     if (!(ctx instanceof RedisStreamsContext)) return next.handle();
     const options = this.reflector.get<IdempotencyOptions>(IDEMPOTENT_OPTIONS, context.getHandler()) ?? {};
-    return from(runOnce(this.store, ctx, () => lastValueFrom(next.handle(), { defaultValue: undefined }), options));
+    const handler = options.handler ?? `${context.getClass().name}.${context.getHandler().name}`;
+    const effect = () => lastValueFrom(next.handle(), { defaultValue: undefined });
+    return from(runOnce(this.store, ctx, effect, { ...options, handler }));
   }
 }

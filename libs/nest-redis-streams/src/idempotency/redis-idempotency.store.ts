@@ -28,4 +28,8 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   async release(key: string): Promise<void> {
     await this.redis.eval(RELEASE, 1, this.prefix + key);
   }
+
+  async isDone(key: string): Promise<boolean> {
+    return (await this.redis.get(this.prefix + key)) === DONE;
+  }
 }
