@@ -49,7 +49,7 @@ describe('RedisStreamsHealthIndicator.isReady', () => {
       streams: [
         {
           stream, group: 'nest', status: 'up', pending: 0, oldestIdleMs: 0, lag: 0, consumers: 1,
-          deadLetters: 0, groupDeadLetters: 0, deadLetterStream: `${stream}:dlq`, readLoopAgeMs: expect.any(Number),
+          deadLetters: 0, groupDeadLetters: 0, deadLetterStream: `${stream}:dlq`, readLoopAgeMs: expect.any(Number), oldestRunningMs: 0,
         },
       ],
     });

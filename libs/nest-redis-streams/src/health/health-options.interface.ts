@@ -65,9 +65,9 @@ export interface LivenessOptions {
    */
   graceMs?: number;
   /**
-   * Longest a single handler may run before the instance counts as wedged. Lease renewal keeps a
-   * hung handler's entry owned for ever, so neither idle time nor the read loop shows it; this does.
-   * @default undefined (not checked)
+   * Longest a single handler may run before the instance counts as wedged. Lease renewal hides a
+   * hung handler's entry from the idle time, so this is what shows it.
+   * @default each handler's `maxHandlerMs` (the life of its lease; 5 minutes unless set)
    */
   maxHandlerMs?: number;
   /**

@@ -20,6 +20,12 @@ export interface StreamHealthReport extends Partial<Omit<StreamStats, 'stream' |
   status: StreamHealthStatus;
   /** Milliseconds since this instance's read loop of the stream/group last completed a read. */
   readLoopAgeMs: number;
+  /**
+   * How long this instance's longest-running handler of the stream/group has been running (0
+   * when none runs). Lease renewal keeps a running entry's idle time near 0, so a hung handler
+   * shows here, not in `oldestIdleMs`.
+   */
+  oldestRunningMs: number;
   /** Why the status is not `up`: each threshold exceeded, with the figure and the limit. */
   reason?: string;
 }
@@ -94,7 +100,8 @@ export class RedisStreamsHealthIndicator {
 
   /**
    * Liveness: `down` only when this instance is wedged: Redis does not answer PING within
-   * `timeoutMs`, or a read loop has not completed a read for longer than `graceMs`.
+   * `timeoutMs`, a read loop that has room has not completed a read for longer than `graceMs`,
+   * or a handler has run past `maxHandlerMs` (its lease expired: the handler counts as hung).
    */
   async isLive<const Key extends string>(
     key: Key,
@@ -118,15 +125,17 @@ export class RedisStreamsHealthIndicator {
     const now = Date.now();
     const readLoops: ReadLoopReport[] = server.getConsumers().map((consumer) => {
       const lastReadAgeMs = this.readLoopAgeMs(consumer, now);
-      if (lastReadAgeMs > graceMs) {
-        // Say whether the loop is waiting for room (handlers hung) or its reads do not return.
-        const full = consumer.room <= 0 ? HEALTH_MESSAGES.prefetchFull(consumer.held.size) : '';
-        problems.push(HEALTH_MESSAGES.readLoopStalled(consumer.stream, consumer.group, lastReadAgeMs, graceMs) + full);
+      // A loop waiting for a free slot is as healthy as its handlers, which are judged below by
+      // their age: full slots running slow but healthy work must not get the pod restarted.
+      if (lastReadAgeMs > graceMs && consumer.waitingForRoomSince === 0) {
+        problems.push(HEALTH_MESSAGES.readLoopStalled(consumer.stream, consumer.group, lastReadAgeMs, graceMs));
       }
       const { stream, group, consumer: name } = consumer;
       const longest = consumer.longestRunning(now);
-      if (options.maxHandlerMs !== undefined && longest && longest.runningMs > options.maxHandlerMs) {
-        problems.push(HEALTH_MESSAGES.handlerHung(stream, group, longest.id, longest.runningMs, options.maxHandlerMs));
+      const maxHandlerMs = options.maxHandlerMs ?? consumer.subscription.options.maxHandlerMs;
+      if (longest && longest.runningMs > maxHandlerMs) {
+        const full = consumer.room <= 0 ? HEALTH_MESSAGES.prefetchFull(consumer.held.size) : '';
+        problems.push(HEALTH_MESSAGES.handlerHung(stream, group, longest.id, longest.runningMs, maxHandlerMs) + full);
       }
       return { stream, group, consumer: name, lastReadAgeMs, held: consumer.held.size, longestHandlerMs: longest?.runningMs ?? 0 };
     });
@@ -137,10 +146,11 @@ export class RedisStreamsHealthIndicator {
   private report({ consumer, stats }: ConsumerStats, options: ReadinessOptions, now: number): StreamHealthReport {
     const { stream, group } = consumer;
     const readLoopAgeMs = this.readLoopAgeMs(consumer, now);
-    if (stats instanceof Error) return { stream, group, status: 'down', readLoopAgeMs, reason: stats.message };
+    const oldestRunningMs = consumer.longestRunning(now)?.runningMs ?? 0;
+    if (stats instanceof Error) return { stream, group, status: 'down', readLoopAgeMs, oldestRunningMs, reason: stats.message };
     const limits = resolveThresholds(options, stream, consumer.subscription.pattern, group);
     const { status, reasons } = evaluateStreamStats(stats, limits);
-    return { ...stats, status, readLoopAgeMs, ...(reasons.length > 0 && { reason: reasons.join(' ') }) };
+    return { ...stats, status, readLoopAgeMs, oldestRunningMs, ...(reasons.length > 0 && { reason: reasons.join(' ') }) };
   }
 
   private readLoopAgeMs(consumer: StreamConsumer, now: number): number {

@@ -10,6 +10,10 @@ const IDS_PER_CALL = 1000;
  * re-claims them to itself (XCLAIM ... JUSTID resets idle without counting a delivery), in one
  * script call per 1,000 ids that first checks it still owns each one. A slow but healthy handler
  * is therefore never reclaimed by another instance, however short min-idle is.
+ *
+ * A lease is not for ever: a handler running longer than `maxHandlerMs` is taken for hung. Its
+ * lease is no longer renewed (so the entry becomes reclaimable once idle past min-idle) and its
+ * abort signal fires; otherwise renewal would hide a hung handler behind an idle time of zero.
  */
 export class LeaseKeeper {
   private busy = false;
@@ -27,7 +31,7 @@ export class LeaseKeeper {
     this.busy = true;
     const { stream, group, consumer } = this.consumer;
     try {
-      const ids = [...this.consumer.held.keys()];
+      const ids = this.renewable();
       for (let i = 0; i < ids.length; i += IDS_PER_CALL) {
         const chunk = ids.slice(i, i + IDS_PER_CALL);
         const [lost, trimmed] = await this.redis.nrsClaimIfOwned(stream, group, consumer, 0, -1, ...chunk);
@@ -40,5 +44,30 @@ export class LeaseKeeper {
     } finally {
       this.busy = false;
     }
+  }
+
+  /** Held entries whose lease is still alive; expires the ones whose handler ran too long. */
+  private renewable(): string[] {
+    const { maxHandlerMs } = this.consumer.subscription.options;
+    const now = Date.now();
+    const ids: string[] = [];
+    for (const entry of this.consumer.held.values()) {
+      if (entry.leaseExpired) continue;
+      const runningMs = entry.startedAt > 0 ? now - entry.startedAt : 0;
+      if (runningMs <= maxHandlerMs) {
+        ids.push(entry.id);
+        continue;
+      }
+      entry.leaseExpired = true;
+      entry.abort(`Handler of entry ${entry.id} ran past maxHandlerMs (${maxHandlerMs} ms); its lease expired.`);
+      const { stream, group, consumer } = this.consumer;
+      this.logger.error(
+        `Handler of entry ${entry.id} of stream "${stream}" (group "${group}") has run ${runningMs} ms, past ` +
+          `maxHandlerMs ${maxHandlerMs}: taken for hung. Its lease is no longer renewed and its abort signal fired; ` +
+          'another consumer may reclaim the entry once it is idle past minIdleTimeMs. Raise maxHandlerMs if the handler is only slow.',
+      );
+      this.events.emit('lease-expired', { stream, group, consumer, id: entry.id, deliveries: entry.deliveries, runningMs, maxHandlerMs });
+    }
+    return ids;
   }
 }

@@ -12,7 +12,7 @@ import { auditTrimLoss } from './trim-audit.js';
  * Each round also audits the stream for entries trimmed before the group read them.
  */
 export class Reclaimer {
-  private busy = false;
+  private round: Promise<number> | null = null;
 
   constructor(
     private readonly consumer: StreamConsumer,
@@ -22,10 +22,19 @@ export class Reclaimer {
     private readonly logger: Logger,
   ) {}
 
-  /** One reclaim round. Never throws: a scheduler callback has no one to report to. */
-  async run(): Promise<number> {
-    if (this.busy) return 0;
-    this.busy = true;
+  /** One reclaim round (none while one runs). Never throws: a scheduler callback has no one to report to. */
+  run(): Promise<number> {
+    if (this.round) return Promise.resolve(0);
+    this.round = this.claimRound().finally(() => (this.round = null));
+    return this.round;
+  }
+
+  /** Resolves once the round in flight, if any, has finished (shutdown waits for it). */
+  async idle(): Promise<void> {
+    await this.round;
+  }
+
+  private async claimRound(): Promise<number> {
     try {
       const claimed = await this.claimAll();
       await auditTrimLoss(this.consumer, this.redis, this.events, this.logger);
@@ -35,8 +44,6 @@ export class Reclaimer {
         `Reclaim of stream "${this.consumer.stream}" group "${this.consumer.group}" failed: ${(err as Error).message}`,
       );
       return 0;
-    } finally {
-      this.busy = false;
     }
   }
 

@@ -6,6 +6,7 @@ import { DELIVERY_COUNTS } from './lua/delivery-counts.js';
 import { AUDIT_TRIM_LOSS } from './lua/audit-trim-loss.js';
 import { CREATE_GROUP } from './lua/create-group.js';
 import { DELETE_CONSUMER_IF_IDLE } from './lua/delete-consumer-if-idle.js';
+import { READ_OWN_PENDING } from './lua/read-own-pending.js';
 
 // Ownership checks read the PEL inside the script, so the check and the write are atomic: an old
 // owner can never ack, renew or park an entry that another consumer reclaimed in between
@@ -18,6 +19,9 @@ export interface StreamScripts {
     stream: string, group: string, consumer: string, idleMs: number, retryCount: number, ...ids: string[]
   ): Promise<[lost: string[], trimmed: string[]]>;
   nrsDeliveryCounts(stream: string, group: string, ...ids: string[]): Promise<number[]>;
+  nrsReadOwnPending(
+    stream: string, group: string, consumer: string, after: string, count: number,
+  ): Promise<Array<[id: string, deliveries: number, fields: string[] | null]>>;
   nrsAckIfOwned(stream: string, group: string, consumer: string, smallest: string, largest: string, ...ids: string[]): Promise<string[]>;
   nrsDeadLetterIfOwned(
     stream: string, dlq: string, group: string, consumer: string, id: string, requireOwner: '1' | '0', ...fields: string[]
@@ -37,6 +41,7 @@ export function withStreamScripts(redis: Redis): ScriptedRedis {
   redis.defineCommand('nrsAuditTrimLoss', { numberOfKeys: 3, lua: AUDIT_TRIM_LOSS });
   redis.defineCommand('nrsCreateGroup', { numberOfKeys: 1, lua: CREATE_GROUP });
   redis.defineCommand('nrsDeliveryCounts', { numberOfKeys: 1, lua: DELIVERY_COUNTS });
+  redis.defineCommand('nrsReadOwnPending', { numberOfKeys: 1, lua: READ_OWN_PENDING });
   redis.defineCommand('nrsDeleteConsumerIfIdle', { numberOfKeys: 1, lua: DELETE_CONSUMER_IF_IDLE });
   return redis as ScriptedRedis;
 }

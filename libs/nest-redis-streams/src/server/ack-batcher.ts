@@ -11,7 +11,10 @@ const MAX_IDS_PER_FLUSH = 1000;
  */
 export class AckBatcher {
   private queue: string[] = [];
-  private waiters = new Map<string, (owned: boolean) => void>();
+  /** Ids of the flush in flight. */
+  private sending: string[] = [];
+  /** Callers waiting for an id's answer; several may wait for one id. */
+  private waiters = new Map<string, Array<(owned: boolean) => void>>();
   private flushing: Promise<void> | null = null;
   private scheduled = false;
 
@@ -34,9 +37,16 @@ export class AckBatcher {
   /** Queues an ack and resolves once Redis answered: true if acked, false if no longer owned. */
   addAndWait(id: string): Promise<boolean> {
     return new Promise((resolve) => {
-      this.waiters.set(id, resolve);
+      const waiting = this.waiters.get(id);
+      if (waiting) waiting.push(resolve);
+      else this.waiters.set(id, [resolve]);
       this.add(id);
     });
+  }
+
+  /** Ids queued or being sent: finished here, but still pending in Redis until the answer. */
+  unsent(): Set<string> {
+    return new Set([...this.queue, ...this.sending]);
   }
 
   /** Resolves when every queued ack has been sent. */
@@ -60,8 +70,10 @@ export class AckBatcher {
     if (this.flushing || this.queue.length === 0) return this.flushing ?? Promise.resolve();
     const ids = this.queue.length <= MAX_IDS_PER_FLUSH ? this.queue : this.queue.slice(0, MAX_IDS_PER_FLUSH);
     this.queue = ids === this.queue ? [] : this.queue.slice(MAX_IDS_PER_FLUSH);
+    this.sending = ids;
     this.flushing = this.send(ids).finally(() => {
       this.flushing = null;
+      this.sending = [];
       if (this.queue.length > 0) this.schedule();
     });
     return this.flushing;
@@ -91,11 +103,10 @@ export class AckBatcher {
   private settle(ids: string[], notAcked: Set<string>): void {
     if (this.waiters.size === 0) return;
     for (const id of ids) {
-      const resolve = this.waiters.get(id);
-      if (resolve) {
-        this.waiters.delete(id);
-        resolve(!notAcked.has(id));
-      }
+      const waiting = this.waiters.get(id);
+      if (!waiting) continue;
+      this.waiters.delete(id);
+      for (const resolve of waiting) resolve(!notAcked.has(id));
     }
   }
 }

@@ -11,13 +11,42 @@ import type { StreamConsumer } from './stream-consumer.js';
 /** Fastest lease renewal period: renewing more often buys nothing and costs round trips. */
 const MIN_LEASE_PERIOD_MS = 50;
 
+/** A periodic task that never overlaps itself and can be awaited when it is stopped. */
+class PeriodicTask {
+  private handle: NodeJS.Timeout;
+  private round: Promise<unknown> | null = null;
+
+  constructor(periodMs: number, private readonly task: () => Promise<unknown>) {
+    this.handle = setInterval(() => this.tick(), periodMs);
+  }
+
+  get timer(): NodeJS.Timeout {
+    return this.handle;
+  }
+
+  /** Stops the timer and resolves once a round that is running has finished. */
+  async stop(): Promise<void> {
+    clearInterval(this.handle);
+    await this.round;
+  }
+
+  private tick(): void {
+    if (this.round) return;
+    // Each task catches its own errors; nothing here would report them.
+    this.round = this.task().finally(() => (this.round = null));
+  }
+}
+
 /**
- * Registers the periodic recovery work of each consumer in @nestjs/schedule's SchedulerRegistry
- * (periods come from runtime options, so static @Interval decorators cannot be used):
- * reclaim (XAUTOCLAIM), lease renewal and idle-consumer housekeeping.
+ * Runs the periodic recovery work of each consumer. Reclaim (XAUTOCLAIM) and idle-consumer
+ * housekeeping are registered in @nestjs/schedule's SchedulerRegistry (periods come from runtime
+ * options, so static @Interval decorators cannot be used). Lease renewal is not: it belongs to
+ * running handlers, and ScheduleModule clears every registered interval before Nest closes its
+ * microservices, which would stop the leases while handlers still run.
  */
 export class ConsumerScheduler {
-  private readonly names: string[] = [];
+  private readonly registered: Array<{ name: string; task: PeriodicTask }> = [];
+  private readonly leases: PeriodicTask[] = [];
 
   constructor(
     private readonly registry: SchedulerRegistry,
@@ -36,34 +65,48 @@ export class ConsumerScheduler {
       const reclaimer = new Reclaimer(consumer, this.redis, this.options.reclaimCount, this.events, this.logger);
       this.reclaimers.set(consumer, reclaimer);
       if (this.options.reclaimIntervalMs > 0) {
-        this.add(`nrs:reclaim:${id}`, this.options.reclaimIntervalMs, () => reclaimer.run());
+        this.register(`nrs:reclaim:${id}`, this.options.reclaimIntervalMs, () => reclaimer.run());
       }
       if (this.options.leaseRenewal) {
         const lease = new LeaseKeeper(consumer, this.redis, this.events, this.logger);
         const period = Math.max(MIN_LEASE_PERIOD_MS, Math.floor(consumer.subscription.options.minIdleTimeMs / 3));
-        this.add(`nrs:lease:${id}`, period, () => lease.renew());
+        this.leases.push(new PeriodicTask(period, () => lease.renew()));
       }
       if (this.options.removeIdleConsumersAfterMs > 0) {
         const after = this.options.removeIdleConsumersAfterMs;
-        this.add(`nrs:housekeeping:${id}`, Math.max(1_000, Math.floor(after / 2)), () =>
+        this.register(`nrs:housekeeping:${id}`, Math.max(1_000, Math.floor(after / 2)), () =>
           removeIdleConsumers(this.redis, consumer.stream, consumer.group, after, this.logger, consumer.consumer),
         );
       }
     }
   }
 
-  /** Removes this server's intervals; the registry may have cleared them already at shutdown. */
-  unschedule(): void {
-    for (const name of this.names) {
+  /**
+   * First step of a shutdown: no new reclaim or housekeeping round starts, and the rounds in
+   * flight (including manual `reclaimNow()` rounds) are awaited. Leases go on.
+   */
+  async stopReclaiming(): Promise<void> {
+    for (const { name } of this.registered) {
+      // The registry may have cleared them already (ScheduleModule does before shutdown).
       if (this.registry.doesExist('interval', name)) this.registry.deleteInterval(name);
     }
-    this.names.length = 0;
+    await Promise.all([
+      ...this.registered.map(({ task }) => task.stop()),
+      ...[...this.reclaimers.values()].map((r) => r.idle()),
+    ]);
+    this.registered.length = 0;
   }
 
-  private add(name: string, periodMs: number, task: () => Promise<unknown>): void {
-    // Each task catches its own errors; the registry does not wrap callbacks.
-    const handle = setInterval(() => void task(), periodMs);
-    this.registry.addInterval(name, handle);
-    this.names.push(name);
+  /** Last step: stops everything, lease renewal included, once no handler runs any more. */
+  async unschedule(): Promise<void> {
+    await this.stopReclaiming();
+    await Promise.all(this.leases.map((lease) => lease.stop()));
+    this.leases.length = 0;
+  }
+
+  private register(name: string, periodMs: number, run: () => Promise<unknown>): void {
+    const task = new PeriodicTask(periodMs, run);
+    this.registry.addInterval(name, task.timer);
+    this.registered.push({ name, task });
   }
 }

@@ -20,13 +20,24 @@ export class HeldEntry implements EntryControl {
   startedAt = 0;
   /** Its slot was freed (handled, failed or parked): never free it twice. */
   settled = false;
+  /** Its handler ran past maxHandlerMs: the lease is no longer renewed. */
+  leaseExpired = false;
+  /**
+   * Read back from this consumer's own PEL without counting a delivery (start-up or reconnect
+   * replay): the delivery is counted in Redis right before its handler starts, so entries that
+   * were only read ahead, or still running here, never spend their budget on a replay.
+   */
+  countOnStart = false;
+  /** The manual ack in flight, shared by every `ctx.ack()` call of this entry. */
+  ackInFlight: Promise<boolean> | null = null;
   private controller: AbortController | null = null;
 
   constructor(
     readonly id: string,
     /** Null when the entry was still pending but its payload had been trimmed away. */
     readonly fields: string[] | null,
-    readonly deliveries: number,
+    /** Deliveries so far, this one included (raised once more when a replayed entry starts). */
+    public deliveries: number,
     private readonly owner: EntryOwner,
   ) {}
 
@@ -38,7 +49,14 @@ export class HeldEntry implements EntryControl {
 
   markLost(): void {
     this.lost = true;
-    this.controller?.abort(new Error(`Entry ${this.id} was reclaimed by another consumer.`));
+    this.abort(`Entry ${this.id} was reclaimed by another consumer.`);
+  }
+
+  /** Fires the handler's abort signal (once; later reasons are ignored). */
+  abort(reason: string): void {
+    if (this.controller?.signal.aborted) return;
+    this.controller ??= new AbortController();
+    this.controller.abort(new Error(reason));
   }
 
   ack(): Promise<boolean> {

@@ -52,6 +52,8 @@ export class RedisStreamsServer
   private readonly replySerializer = new JsonCodec();
   /** Whether anyone installed Nest's processing hooks (tracing); without them handlers run bare. */
   private hooksInstalled = false;
+  /** Listeners registered with on(), attached to every connection, also to those made later. */
+  private readonly connectionListeners: Array<[event: string, callback: (...args: unknown[]) => void]> = [];
 
   constructor(options: RedisStreamsServerOptions = {}) {
     super();
@@ -82,8 +84,19 @@ export class RedisStreamsServer
     return this.commands as unknown as T;
   }
 
+  /**
+   * Listens to the Redis connections' events (`error`, `reconnecting`...). Like Nest's own
+   * servers, listeners registered before `listen()` are kept and attached once connections exist.
+   */
   on<K extends keyof RedisStreamsEvents>(event: K, callback: RedisStreamsEvents[K]): void {
-    for (const connection of [this.commands, ...this.readers]) connection?.on(event, callback as (...args: unknown[]) => void);
+    const listener = callback as (...args: unknown[]) => void;
+    this.connectionListeners.push([event, listener]);
+    for (const connection of [this.commands, ...this.readers]) connection?.on(event, listener);
+  }
+
+  private withListeners<T extends Redis>(connection: T): T {
+    for (const [event, listener] of this.connectionListeners) connection.on(event, listener);
+    return connection;
   }
 
   /**
@@ -148,7 +161,7 @@ export class RedisStreamsServer
 
   private async start(subscriptions: StreamSubscription[]): Promise<void> {
     const { connection } = this.options;
-    this.commands = withStreamScripts(createRedisConnection(connection, `commands:${this.options.consumer}`));
+    this.commands = withStreamScripts(this.withListeners(createRedisConnection(connection, `commands:${this.options.consumer}`)));
     watchStatus(this.commands, this._status$);
     await connectOrExplain(this.commands, connection);
     const runtime = {
@@ -164,10 +177,15 @@ export class RedisStreamsServer
       invoke: (sub: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext) => this.invoke(sub, entry, ctx),
     };
     for (const subscription of subscriptions) {
-      // A blocking read holds its connection, so every read loop gets its own.
-      const reader = createRedisConnection(connection, `reader:${subscription.stream}:${subscription.options.group}`, {
-        maxRetriesPerRequest: null,
-      });
+      // A blocking read holds its connection, so every read loop gets its own. It never gets a
+      // commandTimeout: ioredis would give up on an XREADGROUP ... BLOCK that Redis still
+      // completes, and the entries it delivered would sit in the PEL with nobody handling them.
+      const reader = this.withListeners(
+        createRedisConnection(connection, `reader:${subscription.stream}:${subscription.options.group}`, {
+          maxRetriesPerRequest: null,
+          commandTimeout: undefined,
+        }),
+      );
       this.readers.push(reader);
       await connectOrExplain(reader, connection);
       const consumer = new StreamConsumer(subscription, { ...runtime, reader });
@@ -185,9 +203,17 @@ export class RedisStreamsServer
     );
   }
 
+  /**
+   * The order matters: first nothing new starts (reads, reclaim rounds; an entry claimed by a
+   * round in flight is handed back, not run), then running handlers finish while their leases
+   * are still renewed, and only then do the leases stop. Stopping leases first let another
+   * instance take over entries that were still running here.
+   */
   private async shutdown(): Promise<void> {
-    this.scheduler?.unschedule();
+    for (const consumer of this.consumers) consumer.stopReading();
+    await this.scheduler?.stopReclaiming();
     await Promise.all(this.consumers.map((c) => c.stop(this.options.shutdownTimeoutMs)));
+    await this.scheduler?.unschedule();
     // Readers were disconnected by their consumers (to interrupt blocking reads); a QUIT on a
     // closed socket would only start ioredis' disconnect timer and hold the process open.
     for (const reader of this.readers) reader.disconnect();

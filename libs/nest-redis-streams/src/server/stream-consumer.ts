@@ -45,11 +45,16 @@ export class StreamConsumer implements SlotOwner {
   readonly held = new Map<string, HeldEntry>();
   /** Time of the last successful read (or empty read) of the loop: a liveness signal. */
   lastReadAt = 0;
+  /**
+   * Since when the loop has been waiting for a free slot (0 while it reads). A loop that waits
+   * for room is healthy as long as its handlers are: liveness looks at their age instead.
+   */
+  waitingForRoomSince = 0;
   private readonly waiting = new FifoQueue<HeldEntry>();
   private running = 0;
   private startingWaiting = false;
   private stopping = false;
-  /** Set on start and on every reconnect of the reader: read own pending entries (ID 0) first. */
+  /** Set on every reconnect of the reader: read own pending entries first. */
   private replayOwnPending = false;
   private loopDone: Promise<void> = Promise.resolve();
   private wake: (() => void) | null = null;
@@ -114,6 +119,9 @@ export class StreamConsumer implements SlotOwner {
     } catch (err) {
       if (!isBusyGroupError(err)) throw err;
     }
+    // The replay reads the PEL without XREADGROUP, and a blocking read that returns nothing does
+    // not register a consumer: without this an idle instance would not show in XINFO CONSUMERS.
+    await this.rt.commands.xgroup('CREATECONSUMER', this.stream, this.group, this.consumer);
   }
 
   /**
@@ -122,8 +130,7 @@ export class StreamConsumer implements SlotOwner {
    * can reclaim it at once instead of waiting). Nothing is acknowledged that did not succeed.
    */
   async stop(timeoutMs: number): Promise<void> {
-    this.stopping = true;
-    this.wake?.();
+    this.stopReading();
     // Disconnecting interrupts the blocking XREADGROUP; entries it may have been delivering stay
     // in this consumer's PEL and are replayed or reclaimed, never lost.
     this.rt.reader.disconnect();
@@ -142,13 +149,30 @@ export class StreamConsumer implements SlotOwner {
     if (unfinished.length > 0) await this.parking.release(unfinished);
   }
 
+  /**
+   * First step of a shutdown: no more reads, and no entry starts any more. Entries claimed or
+   * replayed from now on are only held, and stop() hands them back instead of running them.
+   */
+  stopReading(): void {
+    this.stopping = true;
+    this.wake?.();
+  }
+
   /** Takes entries claimed from other consumers (XAUTOCLAIM) into the same dispatch path. */
   async acceptClaimed(entries: StreamEntryReply[]): Promise<number> {
     const fresh = entries.filter(([id]) => !this.held.has(id));
     if (fresh.length === 0) return 0;
     const counts = await this.deliveryCounts(fresh);
-    for (const [id, fields] of fresh) this.accept(new HeldEntry(id, fields, counts.get(id) ?? 1, this));
-    return fresh.length;
+    let accepted = 0;
+    for (const [id, fields] of fresh) {
+      // 0: acked (or parked) by its previous owner between the claim and this read: not pending
+      // any more, so running it would do the work twice.
+      const deliveries = counts.get(id) ?? 0;
+      if (deliveries === 0 || this.held.has(id)) continue;
+      this.accept(new HeldEntry(id, fields, deliveries, this));
+      accepted++;
+    }
+    return accepted;
   }
 
   /** Writes tombstones for pending entries whose payload Redis had already trimmed away. */
@@ -197,53 +221,63 @@ export class StreamConsumer implements SlotOwner {
     this.rt.events.emit('lease-lost', { stream: this.stream, group: this.group, consumer: this.consumer, id, deliveries: entry?.deliveries ?? 0 });
   }
 
-  /** Manual ack from a handler's context. */
+  /** Manual ack from a handler's context; every call for one entry shares one answer. */
   manualAck(entry: HeldEntry): Promise<boolean> {
+    if (entry.ackInFlight) return entry.ackInFlight;
     if (entry.lost) return Promise.resolve(false);
     entry.acked = true;
-    return this.acks.addAndWait(entry.id);
+    entry.ackInFlight = this.acks.addAndWait(entry.id);
+    return entry.ackInFlight;
   }
 
   private async readLoop(): Promise<void> {
     const { options } = this.subscription;
-    let cursor: string | null = '0';
+    // Start-up replays this consumer's own PEL (entries a crash or a shutdown timeout left).
+    let replaying = true;
+    let cursor = '-';
     let failures = 0;
     while (!this.stopping) {
       if (this.replayOwnPending) {
         this.replayOwnPending = false;
-        cursor = '0';
+        replaying = true;
+        cursor = '-';
       }
       const room = this.room;
       if (room <= 0) {
+        this.waitingForRoomSince = Date.now();
         await new Promise<void>((resolve) => (this.wake = resolve));
         this.wake = null;
+        this.waitingForRoomSince = 0;
         continue;
       }
       try {
-        // Own pending entries first (a restart replays them), then new ones.
-        const reply = (cursor !== null
-          ? await this.rt.reader.xreadgroup('GROUP', this.group, this.consumer, 'COUNT', room, 'STREAMS', this.stream, cursor)
-          : await this.rt.reader.xreadgroup(
-              'GROUP', this.group, this.consumer, 'COUNT', room, 'BLOCK', this.rt.blockMs, 'STREAMS', this.stream, '>',
-            )) as XReadGroupReply;
+        if (replaying) {
+          const rows = await this.rt.commands.nrsReadOwnPending(this.stream, this.group, this.consumer, cursor, room);
+          failures = 0;
+          this.lastReadAt = Date.now();
+          if (rows.length === 0) {
+            replaying = false;
+            continue;
+          }
+          cursor = rows[rows.length - 1][0];
+          // Finished here with the ack not yet answered: pending in Redis, but done.
+          const acking = this.acks.unsent();
+          for (const [id, deliveries, fields] of rows) {
+            // Still running (or waiting) here after a reconnect: nothing to replay, nothing counted.
+            if (this.held.has(id) || acking.has(id)) continue;
+            const entry = new HeldEntry(id, fields, Number(deliveries), this);
+            entry.countOnStart = true;
+            this.accept(entry);
+          }
+          continue;
+        }
+        const reply = (await this.rt.reader.xreadgroup(
+          'GROUP', this.group, this.consumer, 'COUNT', room, 'BLOCK', this.rt.blockMs, 'STREAMS', this.stream, '>',
+        )) as XReadGroupReply;
         failures = 0;
         this.lastReadAt = Date.now();
         const entries = reply?.[0]?.[1] ?? [];
-        if (cursor !== null) {
-          if (entries.length === 0) {
-            cursor = null;
-            continue;
-          }
-          cursor = entries[entries.length - 1][0];
-          // Entries still in flight here are pending too; only the ones nobody handles are new.
-          // (Re-reading them raises their delivery count by one; that is the price of a replay.)
-          const orphans = entries.filter(([id]) => !this.held.has(id));
-          if (orphans.length === 0) continue;
-          const counts = await this.deliveryCounts(orphans);
-          for (const [id, fields] of orphans) this.accept(new HeldEntry(id, fields, counts.get(id) ?? 1, this));
-        } else {
-          for (const [id, fields] of entries) this.accept(new HeldEntry(id, fields, 1, this));
-        }
+        for (const [id, fields] of entries) this.accept(new HeldEntry(id, fields, 1, this));
       } catch (err) {
         // Closing the reader is how stop() interrupts a blocking read; whatever it throws then
         // (single node or cluster wording) is the end of the loop, not a fault.
@@ -276,6 +310,8 @@ export class StreamConsumer implements SlotOwner {
 
   private accept(entry: HeldEntry): void {
     this.held.set(entry.id, entry);
+    // While stopping, an entry is only held: stop() hands it back for another consumer.
+    if (this.stopping) return;
     if (this.running < this.subscription.options.concurrency) this.run(entry);
     else this.waiting.push(entry);
   }
@@ -293,12 +329,41 @@ export class StreamConsumer implements SlotOwner {
   private run(entry: HeldEntry): void {
     this.running++;
     entry.startedAt = Date.now();
+    if (entry.countOnStart) {
+      this.countDeliveryThenDispatch(entry).catch((err: unknown) => this.settledUnexpectedly(entry, err));
+      return;
+    }
+    this.dispatch(entry);
+  }
+
+  private dispatch(entry: HeldEntry): void {
     try {
       this.dispatcher.dispatch(entry);
     } catch (err) {
       // Only a throwing event listener gets here; the entry stays pending and is redelivered.
       this.settledUnexpectedly(entry, err);
     }
+  }
+
+  /**
+   * A replayed entry's delivery is counted in Redis before its handler starts, so an entry that
+   * ends the process on every run still reaches maxDeliveries and is parked (and one that was
+   * only read ahead is counted once, when it really runs).
+   */
+  private async countDeliveryThenDispatch(entry: HeldEntry): Promise<void> {
+    entry.countOnStart = false;
+    const next = entry.deliveries + 1;
+    if (entry.fields !== null && next <= this.subscription.options.maxDeliveries) {
+      const [lost, trimmed] = await this.rt.commands.nrsClaimIfOwned(this.stream, this.group, this.consumer, 0, next, entry.id);
+      if (lost.length > 0) {
+        // Acked, parked or taken over since the replay read it: not this consumer's to run.
+        entry.markLost();
+        return this.settled(entry);
+      }
+      if (trimmed.length > 0) entry.trimmed = true;
+    }
+    entry.deliveries = next;
+    this.dispatch(entry);
   }
 
   settledUnexpectedly(entry: HeldEntry, err: unknown): void {
@@ -337,11 +402,11 @@ export class StreamConsumer implements SlotOwner {
     }
   }
 
-  /** Delivery counts from the PEL for entries read by id or claimed (XREADGROUP `>` is always 1). */
+  /** Delivery counts from the PEL for claimed entries (0: no longer pending). */
   private async deliveryCounts(entries: StreamEntryReply[]): Promise<Map<string, number>> {
     const ids = entries.map(([id]) => id);
     const counts = await this.rt.commands.nrsDeliveryCounts(this.stream, this.group, ...ids);
-    return new Map(ids.map((id, i) => [id, Number(counts[i]) || 1]));
+    return new Map(ids.map((id, i) => [id, Number(counts[i])]));
   }
 
   ref(entry: HeldEntry): EntryRef {
