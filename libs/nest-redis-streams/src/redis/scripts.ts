@@ -27,7 +27,8 @@ export interface StreamScripts {
     stream: string, dlq: string, group: string, consumer: string, id: string, requireOwner: '1' | '0', ...fields: string[]
   ): Promise<string | null>;
   nrsDeleteConsumerIfIdle(stream: string, group: string, consumer: string): Promise<number>;
-  nrsCreateGroup(stream: string, group: string, startId: string): Promise<'OK'>;
+  /** `entriesRead` '0' leaves ENTRIESREAD out (Redis < 7.0); without it, it is tried and dropped if refused. */
+  nrsCreateGroup(stream: string, group: string, startId: string, entriesRead?: '1' | '0'): Promise<'OK'>;
   nrsAuditTrimLoss(stream: string, dlq: string, audit: string, group: string, consumer: string, now: number): Promise<[number, string] | 0>;
 }
 

@@ -1,9 +1,19 @@
 /**
- * KEYS[1] stream; ARGV group, start id → XGROUP CREATE ... MKSTREAM with ENTRIESREAD set, so the
- * group's entries-read counter is exact from the start (Redis leaves it unknown otherwise until
- * the first read, and the trim audit needs it). Errors (BUSYGROUP) are returned as errors.
+ * KEYS[1] stream; ARGV group, start id, and optionally '0' to leave ENTRIESREAD out →
+ * XGROUP CREATE ... MKSTREAM with ENTRIESREAD set, so the group's entries-read counter is exact
+ * from the start (Redis leaves it unknown otherwise until the group catches up, and the trim audit
+ * needs it). ENTRIESREAD exists from Redis 7.0 on: when the server refuses it (6.2 answers with a
+ * syntax or arity error, before anything is written) the group is created without it, so the
+ * same script works on both; `probeRedisFeatures` tells the caller in advance and may pass '0'.
+ * Errors (BUSYGROUP, WRONGTYPE) are returned as errors.
  */
 export const CREATE_GROUP = `
+local plain = {'XGROUP', 'CREATE', KEYS[1], ARGV[1], ARGV[2], 'MKSTREAM'}
+if ARGV[3] == '0' or (ARGV[2] ~= '$' and ARGV[2] ~= '0') then
+  local reply = redis.pcall(unpack(plain))
+  if type(reply) == 'table' and reply.err then return redis.error_reply(reply.err) end
+  return reply
+end
 local added, length = 0, 0
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local info = redis.call('XINFO', 'STREAM', KEYS[1])
@@ -11,9 +21,12 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
     if info[i] == 'entries-added' then added = info[i + 1] elseif info[i] == 'length' then length = info[i + 1] end
   end
 end
-local args = {'XGROUP', 'CREATE', KEYS[1], ARGV[1], ARGV[2], 'MKSTREAM'}
-if ARGV[2] == '$' then args[#args + 1] = 'ENTRIESREAD'; args[#args + 1] = added
-elseif ARGV[2] == '0' then args[#args + 1] = 'ENTRIESREAD'; args[#args + 1] = added - length end
-local reply = redis.pcall(unpack(args))
+local read = added
+if ARGV[2] == '0' then read = added - length end
+local reply = redis.pcall('XGROUP', 'CREATE', KEYS[1], ARGV[1], ARGV[2], 'MKSTREAM', 'ENTRIESREAD', read)
+if type(reply) == 'table' and reply.err and not string.find(reply.err, '^BUSYGROUP') then
+  -- A server without ENTRIESREAD fails on parsing, before it writes anything: retrying is safe.
+  reply = redis.pcall(unpack(plain))
+end
 if type(reply) == 'table' and reply.err then return redis.error_reply(reply.err) end
 return reply`;

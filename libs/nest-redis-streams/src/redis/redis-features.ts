@@ -1,0 +1,74 @@
+import type { Cluster, Redis } from 'ioredis';
+import { UnsupportedRedisError } from './unsupported-redis.error.js';
+
+/** What the connected Redis offers to the transport, found once when it starts listening. */
+export interface RedisFeatures {
+  /** `redis_version` from INFO server; '' when the server (or a proxy) did not say. */
+  version: string;
+  /**
+   * Redis ≥ 7.0 stream counters: `XGROUP CREATE … ENTRIESREAD`, `entries-read` and `lag` in
+   * XINFO GROUPS, and XAUTOCLAIM replies that name pending entries whose payload was trimmed.
+   * Without them lag is reported as unknown (null) and the trim audit, which needs entries-read,
+   * does nothing: undelivered entries lost to trimming are then not counted.
+   */
+  streamCounters: boolean;
+}
+
+/** Oldest Redis the transport works with: the reclaimer needs XAUTOCLAIM (6.2). */
+export const MIN_REDIS_VERSION = '6.2';
+
+/** Messages of the probe: each names the server's version, what is missing and what to do. */
+export const REDIS_FEATURE_MESSAGES = {
+  tooOld: (version: string) =>
+    `Redis ${MIN_REDIS_VERSION} or newer is required (XAUTOCLAIM, used to take over the entries of dead consumers); ` +
+    `this server is ${version}. Upgrade Redis.`,
+  noXautoclaim: (version: string) =>
+    `This Redis server (${version || 'version unknown'}) does not offer XAUTOCLAIM, which the reclaimer needs to take ` +
+    'over the entries of dead consumers: it was renamed or disabled (rename-command), or a proxy does not pass it. ' +
+    `Allow XAUTOCLAIM (Redis ${MIN_REDIS_VERSION} or newer).`,
+} as const;
+
+/** Major and minor of a version string ('7.0.15' → [7, 0]); null when it does not start with them. */
+export function parseRedisVersion(version: string): [major: number, minor: number] | null {
+  const match = /^(\d+)\.(\d+)/.exec(version.trim());
+  return match ? [Number(match[1]), Number(match[2])] : null;
+}
+
+function atLeast(version: [number, number], [major, minor]: [number, number]): boolean {
+  return version[0] > major || (version[0] === major && version[1] >= minor);
+}
+
+/**
+ * Decides from what the server said. `hasXautoclaim` is null when the server could not be asked
+ * (COMMAND refused, e.g. by a proxy): the version decides alone then. An unknown version with an
+ * XAUTOCLAIM that answers is accepted, as Redis-compatible servers report versions of their own.
+ * @throws UnsupportedRedisError when XAUTOCLAIM is missing or the version is older than 6.2.
+ */
+export function decideRedisFeatures(version: string, hasXautoclaim: boolean | null): RedisFeatures {
+  const parsed = parseRedisVersion(version);
+  const [minMajor, minMinor] = parseRedisVersion(MIN_REDIS_VERSION)!;
+  if (parsed && !atLeast(parsed, [minMajor, minMinor])) throw new UnsupportedRedisError(REDIS_FEATURE_MESSAGES.tooOld(version));
+  if (hasXautoclaim === false) throw new UnsupportedRedisError(REDIS_FEATURE_MESSAGES.noXautoclaim(version));
+  // Without a version, the 7.0 counters are assumed: the scripts fall back where they are missing.
+  return { version, streamCounters: parsed ? atLeast(parsed, [7, 0]) : true };
+}
+
+/**
+ * Asks the server once for its version (INFO server) and whether XAUTOCLAIM exists (COMMAND INFO
+ * answers nil for a command that is unknown or renamed away), then decides with
+ * `decideRedisFeatures`. Call it before the first group is created, so an old server fails with
+ * a message naming the minimum version instead of a Lua or syntax error from deep inside.
+ * @throws UnsupportedRedisError as `decideRedisFeatures`; errors of the connection itself.
+ */
+export async function probeRedisFeatures(redis: Redis | Cluster): Promise<RedisFeatures> {
+  const info = await redis.info('server');
+  const version = /^redis_version:(.+)$/m.exec(info)?.[1]?.trim() ?? '';
+  let hasXautoclaim: boolean | null;
+  try {
+    const [description] = (await redis.call('COMMAND', 'INFO', 'XAUTOCLAIM')) as unknown[];
+    hasXautoclaim = Array.isArray(description);
+  } catch {
+    hasXautoclaim = null;
+  }
+  return decideRedisFeatures(version, hasXautoclaim);
+}
