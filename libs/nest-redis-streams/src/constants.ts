@@ -34,6 +34,13 @@ export const ENVELOPE = {
   publishedAt: 'published_at',
   replyTo: 'reply_to',
   correlationId: 'correlation_id',
+  /** A request's deadline (ms since epoch): past it the caller has given up, so it is not run. */
+  deadline: 'deadline',
+  /**
+   * Set by a re-drive on any entry (envelope or foreign): only this group runs it; the stream's
+   * other groups, which handled it the first time, acknowledge it unhandled.
+   */
+  targetGroup: 'nrs:group',
 } as const;
 
 /** Largest wait between attempts to reach Redis again after a connection error. */

@@ -25,7 +25,9 @@ export interface RedisStreamsClientOptions {
    */
   maxPayloadBytes?: number;
   /**
-   * How long `send()` waits for the last reply before it fails and forgets the request.
+   * How long `send()` waits for the last reply before it fails and forgets the request. The
+   * request carries this deadline (`deadline`, ms since epoch on this host's clock): a server
+   * that reads it later acknowledges it without running it.
    * @default 30000
    */
   requestTimeoutMs?: number;

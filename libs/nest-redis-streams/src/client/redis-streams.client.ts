@@ -167,9 +167,12 @@ export class RedisStreamsClient
   protected publish(packet: ReadPacket, callback: (packet: WritePacket) => void): () => void {
     const correlationId = randomUUID();
     const stream = this.streamFor(packet);
+    // The moment this request's timeout fires: past it the caller has been told it failed, so a
+    // server that reads it later (it was down, or backlogged) must not run it.
+    const deadline = Date.now() + this.options.requestTimeoutMs;
     // Registered before the write: the reply can be read before the XADD's own reply arrives.
     this.requests.add(correlationId, stream, callback);
-    this.request(packet, stream, correlationId).catch((err: unknown) =>
+    this.request(packet, stream, correlationId, deadline).catch((err: unknown) =>
       this.requests.fail(correlationId, explainWriteError(err, this.writeContext(stream))),
     );
     return () => this.requests.remove(correlationId);
@@ -180,15 +183,17 @@ export class RedisStreamsClient
     return this.write(packet, this.streamFor(packet)) as Promise<T>;
   }
 
-  private async request(packet: ReadPacket, stream: string, correlationId: string): Promise<void> {
+  private async request(packet: ReadPacket, stream: string, correlationId: string, deadline: number): Promise<void> {
     const replies = await this.replyReader();
     await this.requireConsumerGroup(stream);
     // The caller may have given up (unsubscribed, timed out) meanwhile: then nothing is written.
     if (!this.requests.has(correlationId)) return;
-    await this.write(packet, stream, { replyTo: replies.stream, correlationId });
+    await this.write(packet, stream, { replyTo: replies.stream, correlationId, deadline });
   }
 
-  private async write(packet: ReadPacket, stream: string, reply?: { replyTo: string; correlationId: string }): Promise<string> {
+  private async write(
+    packet: ReadPacket, stream: string, reply?: { replyTo: string; correlationId: string; deadline: number },
+  ): Promise<string> {
     let fields: string[];
     try {
       fields = encodeEnvelope({ ...envelopeOf(packet), ...reply }, this.options.serializer);

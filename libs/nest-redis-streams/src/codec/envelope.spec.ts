@@ -1,5 +1,5 @@
 import { UndecodableEntryError } from '../errors/undecodable-entry.error.js';
-import { decodeEntry, encodeEnvelope } from './envelope.js';
+import { decodeEntry, encodeEnvelope, scanEntry } from './envelope.js';
 import { JsonCodec } from './json.codec.js';
 
 const codec = new JsonCodec();
@@ -27,6 +27,14 @@ describe('envelope', () => {
     expect(Object.getPrototypeOf(decoded.data)).toBe(Object.prototype);
     expect((decoded.data as Record<string, unknown>).amount).toBe('5');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('scans a request\'s deadline and a re-drive\'s target group before decoding', () => {
+    const request = scanEntry([...encodeEnvelope({ data: '{bad', replyTo: 'r', correlationId: 'c', deadline: 1234 }, codec), 'nrs:group', 'billing']);
+    expect(request).toMatchObject({ foreign: false, deadline: 1234, replyTo: 'r', targetGroup: 'billing' });
+    // A foreign entry keeps its own fields: only the reserved target group is the transport's.
+    expect(scanEntry(['deadline', '1', 'reply_to', 'x', 'nrs:group', 'g'])).toEqual({ foreign: true, targetGroup: 'g', eventId: undefined });
+    expect(decodeEntry(['amount', '5', 'nrs:group', 'g'], codec).data).toEqual({ amount: '5' });
   });
 
   it.each([

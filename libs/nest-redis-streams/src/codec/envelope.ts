@@ -23,6 +23,8 @@ export interface OutgoingEnvelope {
   headers?: Record<string, string>;
   replyTo?: string;
   correlationId?: string;
+  /** A request's deadline (ms since epoch): a server does not run it after that. */
+  deadline?: number;
 }
 
 /** Builds the flat field list of an XADD in the envelope format. */
@@ -38,23 +40,38 @@ export function encodeEnvelope(message: OutgoingEnvelope, serializer: PayloadSer
   }
   if (message.replyTo) fields.push(ENVELOPE.replyTo, message.replyTo);
   if (message.correlationId) fields.push(ENVELOPE.correlationId, message.correlationId);
+  if (message.deadline !== undefined) fields.push(ENVELOPE.deadline, String(message.deadline));
   return fields;
 }
 
 /**
- * Reads an entry's fields. An entry in this library's envelope decodes to its data; any other
- * entry (redis-cli, another language) decodes to an object of its fields. Objects are built
- * with own properties only, so a field named `__proto__` cannot pollute prototypes.
- * @throws UndecodableEntryError when the envelope's data or headers cannot be read.
+ * The transport's fields of an entry, found in one pass and not yet decoded: what the server must
+ * check before it decodes (and perhaps parks) an entry or runs its handler.
  */
-export function decodeEntry(fields: string[], deserializer: PayloadDeserializer): DecodedEntry {
-  // One pass over the flat field list, without an intermediate Map: this runs for every entry.
+export interface ScannedEntry {
+  /** True when the entry is not in this library's envelope (its fields are the data). */
+  foreign: boolean;
+  /** The group a re-drive addressed it to (any entry, foreign ones too); undefined for all groups. */
+  targetGroup?: string;
+  /** Envelope only: a request's deadline in ms since epoch (NaN when unreadable). */
+  deadline?: number;
+  replyTo?: string;
+  correlationId?: string;
+  eventId?: string;
+  raw?: string;
+  headers?: string;
+}
+
+/** One pass over the flat field list, without an intermediate Map: this runs for every entry. */
+export function scanEntry(fields: string[]): ScannedEntry {
   let version: string | undefined;
   let raw: string | undefined;
   let eventId: string | undefined;
   let headers: string | undefined;
   let replyTo: string | undefined;
   let correlationId: string | undefined;
+  let deadline: string | undefined;
+  let targetGroup: string | undefined;
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const value = fields[i + 1];
     switch (fields[i]) {
@@ -64,9 +81,33 @@ export function decodeEntry(fields: string[], deserializer: PayloadDeserializer)
       case ENVELOPE.headers: headers = value; break;
       case ENVELOPE.replyTo: replyTo = value; break;
       case ENVELOPE.correlationId: correlationId = value; break;
+      case ENVELOPE.deadline: deadline = value; break;
+      case ENVELOPE.targetGroup: targetGroup = value; break;
     }
   }
-  if (version !== ENVELOPE.versionValue) return { data: foreignFields(fields), headers: {}, foreign: true, eventId };
+  // A foreign entry's fields are its own: only the re-drive's target group (a reserved name) and
+  // its event id (the idempotency key, as before) are read from it.
+  if (version !== ENVELOPE.versionValue) return { foreign: true, targetGroup, eventId };
+  return {
+    foreign: false, targetGroup, eventId, raw, headers, replyTo, correlationId,
+    deadline: deadline === undefined ? undefined : Number(deadline),
+  };
+}
+
+/**
+ * Reads an entry's fields. An entry in this library's envelope decodes to its data; any other
+ * entry (redis-cli, another language) decodes to an object of its fields. Objects are built
+ * with own properties only, so a field named `__proto__` cannot pollute prototypes.
+ * @throws UndecodableEntryError when the envelope's data or headers cannot be read.
+ */
+export function decodeEntry(fields: string[], deserializer: PayloadDeserializer): DecodedEntry {
+  return decodeScanned(scanEntry(fields), fields, deserializer);
+}
+
+/** `decodeEntry` for fields already scanned (the server checks the scan before decoding). */
+export function decodeScanned(scan: ScannedEntry, fields: string[], deserializer: PayloadDeserializer): DecodedEntry {
+  const { raw, eventId, replyTo, correlationId } = scan;
+  if (scan.foreign) return { data: foreignFields(fields), headers: {}, foreign: true, eventId };
   if (raw === undefined) {
     throw new UndecodableEntryError(`Envelope ${ENVELOPE.versionValue} has no "${ENVELOPE.data}" field.`);
   }
@@ -79,13 +120,17 @@ export function decodeEntry(fields: string[], deserializer: PayloadDeserializer)
         `first bytes: ${JSON.stringify(raw.slice(0, 80))}. Check the producer's serializer.`,
     );
   }
-  return { data, eventId, headers: decodeHeaders(headers), replyTo, correlationId, foreign: false };
+  return { data, eventId, headers: decodeHeaders(scan.headers), replyTo, correlationId, foreign: false };
 }
 
-/** A foreign entry's fields as own properties (a later duplicate field wins, as in a Map). */
+/**
+ * A foreign entry's fields as own properties (a later duplicate field wins, as in a Map). The
+ * re-drive's target group is the transport's, not the producer's: it is left out.
+ */
 function foreignFields(fields: string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (fields[i] === ENVELOPE.targetGroup) continue;
     Object.defineProperty(out, fields[i], { value: fields[i + 1], enumerable: true, writable: true, configurable: true });
   }
   return out;

@@ -1,5 +1,5 @@
 import { isObservable, lastValueFrom } from 'rxjs';
-import { decodeEntry, type DecodedEntry } from '../codec/envelope.js';
+import { decodeScanned, type DecodedEntry, scanEntry } from '../codec/envelope.js';
 import { RedisStreamsContext } from '../context/redis-streams.context.js';
 import type { EntryRef } from '../events/transport-events.js';
 import { DeadLetterReason } from '../recovery/dead-letter-record.js';
@@ -8,6 +8,7 @@ import type { AckBatcher } from './ack-batcher.js';
 import type { FailureHandler } from './failure-handler.js';
 import type { HeldEntry } from './held-entry.js';
 import { KeySerializer } from './key-serializer.js';
+import { type Skip, skipBeforeRunning } from './request-guard.js';
 import type { ConsumerRuntime } from './stream-consumer.js';
 import type { StreamSubscription } from './stream-subscription.js';
 
@@ -52,11 +53,19 @@ export class EntryDispatcher {
 
   /** Throws only when a `delivered` listener throws; the owner then frees the slot itself. */
   dispatch(entry: HeldEntry): void {
+    const { fields } = entry;
+    if (fields === null) return this.settleAfter(entry, this.parking.park(entry, DeadLetterReason.PAYLOAD_TRIMMED));
+    const scan = scanEntry(fields);
+    const skip = skipBeforeRunning(entry.id, scan, {
+      stream: this.owner.stream, group: this.owner.group, kind: this.subscription.kind,
+      replyStreamPrefix: this.rt.replyStreamPrefix, now: Date.now(),
+    });
+    if (skip !== null) return this.skip(entry, skip);
     const early = this.refuse(entry);
     if (early !== null) return this.settleAfter(entry, early);
     let decoded: DecodedEntry;
     try {
-      decoded = decodeEntry(entry.fields!, this.rt.deserializer);
+      decoded = decodeScanned(scan, fields, this.rt.deserializer);
     } catch (err) {
       return this.settleAfter(entry, this.parking.park(entry, DeadLetterReason.UNDECODABLE, err));
     }
@@ -85,10 +94,27 @@ export class EntryDispatcher {
     );
   }
 
-  /** An entry that must not reach the handler goes to the dead-letter stream instead. */
+  /**
+   * An entry this group must not run (see skipBeforeRunning) is acknowledged unhandled: logged,
+   * and counted through the `skipped` event. A re-drive for another group is routine (debug);
+   * an expired or refused request is worth a warning.
+   */
+  private skip(entry: HeldEntry, skip: Skip): void {
+    const { stream } = this.owner;
+    try {
+      if (skip.reason === 'other-group') this.rt.logger.debug(`Entry ${entry.id} of stream "${stream}": ${skip.detail}; acknowledged unhandled.`);
+      else this.rt.logger.warn(skip.detail);
+      this.rt.events.emit('skipped', { ...this.owner.ref(entry), reason: skip.reason, detail: skip.detail });
+    } catch (err) {
+      logSafely(this.rt, `A "skipped" event listener threw for entry ${entry.id}: ${(err as Error)?.stack ?? err}`);
+    }
+    if (!entry.lost) this.acks.add(entry.id);
+    this.owner.settled(entry);
+  }
+
+  /** An entry delivered too often goes to the dead-letter stream instead of the handler. */
   private refuse(entry: HeldEntry): Promise<void> | null {
     const { maxDeliveries } = this.subscription.options;
-    if (entry.fields === null) return this.parking.park(entry, DeadLetterReason.PAYLOAD_TRIMMED);
     if (entry.deliveries <= maxDeliveries) return null;
     const error = new Error(
       `Delivered ${entry.deliveries} times (maxDeliveries ${maxDeliveries}) without being acknowledged; ` +

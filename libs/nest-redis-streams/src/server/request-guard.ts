@@ -1,0 +1,54 @@
+import type { ScannedEntry } from '../codec/envelope.js';
+import type { SkipReason } from '../events/transport-events.js';
+
+/** Why an entry is acknowledged without running its handler, in words for the log. */
+export interface Skip {
+  reason: SkipReason;
+  detail: string;
+}
+
+/** What the guard needs to know of the reading consumer. */
+export interface GuardContext {
+  stream: string;
+  group: string;
+  kind: 'event' | 'message';
+  /** Requests are answered only on reply streams whose key starts with this. */
+  replyStreamPrefix: string;
+  now: number;
+}
+
+/**
+ * Entries a group must acknowledge without running, checked before decoding (an entry meant for
+ * another group must not be parked as undecodable in this one's name either):
+ * - a re-drive addressed to another group of the stream (that group had failed it; this one had
+ *   already handled it);
+ * - a request whose reply stream lies outside the reply prefix (answering it would let anyone who
+ *   can write a request make the server XADD into any stream);
+ * - a request past its deadline: the caller was told it failed, so running it now would do work
+ *   nobody waits for (a payment after "timed out"). Deadlines are the client host's clock, so the
+ *   check is only as good as the clocks agree.
+ */
+export function skipBeforeRunning(id: string, scan: ScannedEntry, at: GuardContext): Skip | null {
+  if (scan.targetGroup !== undefined && scan.targetGroup !== at.group) {
+    return { reason: 'other-group', detail: `re-driven to group "${scan.targetGroup}", not "${at.group}"` };
+  }
+  if (at.kind === 'message' && scan.replyTo !== undefined && !scan.replyTo.startsWith(at.replyStreamPrefix)) {
+    return {
+      reason: 'reply-to-refused',
+      detail:
+        `request ${id} of stream "${at.stream}" names reply stream "${scan.replyTo}", outside the reply prefix ` +
+        `"${at.replyStreamPrefix}"; refused without running it. If a genuine client sent it, give the server ` +
+        `replyStreamPrefix the client's keyPrefix + "nrs:replies:".`,
+    };
+  }
+  if (scan.deadline !== undefined && at.now > scan.deadline) {
+    return {
+      reason: 'request-expired',
+      detail:
+        `request ${id} of stream "${at.stream}" (group "${at.group}") read ${at.now - scan.deadline} ms after its deadline ` +
+        `(${new Date(scan.deadline).toISOString()}); the caller was already told it timed out, so it was acknowledged ` +
+        'without running it. Deadlines use the client host\'s clock: keep the hosts\' clocks in sync.',
+    };
+  }
+  return null;
+}
