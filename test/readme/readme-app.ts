@@ -1,0 +1,74 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+export const REPO_ROOT = join(__dirname, '../..');
+
+/**
+ * README code blocks that make up a runnable app are marked with an HTML comment (invisible on
+ * GitHub) on the line before the fence, naming the file the block is: `<!-- snippet: hybrid/main.ts -->`.
+ * Markers, not headings or positions, so edits elsewhere in the README cannot shift what is tested.
+ */
+const MARKED_BLOCK = /<!-- snippet: (\S+) -->\r?\n```[a-z]*\r?\n([\s\S]*?)\r?\n```/g;
+
+/** The marked snippets of the README, by file path, exactly as written there. */
+export function readmeSnippets(readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8')): Map<string, string> {
+  const snippets = new Map<string, string>();
+  for (const [, path, code] of readme.matchAll(MARKED_BLOCK)) {
+    if (snippets.has(path)) throw new Error(`README.md marks two code blocks as "${path}"; give each snippet its own file name.`);
+    snippets.set(path, `${code}\n`);
+  }
+  return snippets;
+}
+
+/** A compiled app in a temporary directory; `remove()` deletes it. */
+export interface BuiltApp {
+  dir: string;
+  /** The compiled JavaScript of a source file, e.g. `hybrid/main.ts` → `<dir>/out/hybrid/main.js`. */
+  entry(path: string): string;
+  remove(): void;
+}
+
+/**
+ * Writes `files` (relative path → TypeScript) into a temporary ESM package and compiles it with
+ * the repository's tsc, type-checking it as a user's project would. `nest-redis-streams` and Nest
+ * resolve through a link to the repository's node_modules, so the library must be built first
+ * (`tsc -p libs/nest-redis-streams/tsconfig.build.json`; `npm test` does it).
+ */
+export function buildApp(files: Map<string, string>): BuiltApp {
+  const dir = mkdtempSync(join(tmpdir(), 'nrs-readme-'));
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  try {
+    symlinkSync(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'readme-app', private: true, type: 'module' }));
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: {
+        target: 'es2022',
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        experimentalDecorators: true,
+        emitDecoratorMetadata: true,
+        strict: true,
+        // See the README's TypeScript note: handlers taking @Ctx() need it under strict.
+        strictFunctionTypes: false,
+        skipLibCheck: true,
+        types: ['node'],
+        rootDir: 'src',
+        outDir: 'out',
+      },
+      include: ['src/**/*.ts'],
+    }));
+    for (const [path, code] of files) {
+      const file = join(dir, 'src', path);
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, code);
+    }
+    const tsc = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', dir], { encoding: 'utf8' });
+    if (tsc.status !== 0) throw new Error(`The README app in ${dir} does not compile:\n${tsc.stdout}${tsc.stderr}`);
+  } catch (err) {
+    remove();
+    throw err;
+  }
+  return { dir, entry: (path) => join(dir, 'out', path.replace(/\.ts$/, '.js')), remove };
+}
