@@ -1,10 +1,13 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import { DeadLetterService, NonRetryableError, RedisStreamsContext } from 'nest-redis-streams';
+import { DeadLetterService, ENVELOPE, NonRetryableError, RedisStreamsContext, type TransportEventMap } from 'nest-redis-streams';
 import { pendingCount, readAll, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
 import { WorkerProcess } from '../support/worker-process.js';
 
 const fastRetry = { minIdleTimeMs: 200, reclaimIntervalMs: 50, retryBackoffMs: 10 };
+// Not UTF-8: a lone continuation byte, 0xff, 0xfe and a NUL (a Protobuf or MessagePack producer's bytes).
+const BINARY = Buffer.from([0x08, 0x96, 0x01, 0xff, 0xfe, 0x00, 0x41]);
+const hex = (buffers: Buffer[]) => buffers.map((b) => b.toString('hex'));
 
 describe('dead-letter stream', () => {
   const { redis, closers } = testContext();
@@ -129,4 +132,100 @@ describe('dead-letter stream', () => {
     expect(letters.map(([, f]) => [f['dlq:reason'], f['dlq:id']]).sort()).toEqual(ids.map((id) => ['payload-trimmed', id]).sort());
     expect(await pendingCount(redis, stream, 'nest')).toBe(0);
   }, 20_000);
+
+  it('keeps every byte of a binary field name and value through parking and re-drive', async () => {
+    const stream = unique('binary');
+    let healthy = false;
+    const redelivered: string[] = [];
+    @Controller()
+    class Handlers {
+      @EventPattern(stream)
+      handle(@Ctx() ctx: RedisStreamsContext) {
+        if (!healthy) throw new NonRetryableError('schema registry unavailable');
+        redelivered.push(ctx.getEntryId());
+      }
+    }
+    const { app } = await startMicroservice([Handlers], fastRetry);
+    closers.push(() => app.close());
+    const original = [BINARY, BINARY, Buffer.from('n'), Buffer.from('1')];
+    await redis.xadd(stream, '*', ...original);
+    const dlq = DeadLetterService.streamFor(stream);
+    await waitFor(async () => (await redis.xlen(dlq)) === 1, 'the dead letter');
+    const [letter] = (await deadLetters.list(dlq)).items;
+    const bytes = await deadLetters.inspectBytes(dlq, letter.id);
+    expect(bytes).toMatchObject({ reason: 'non-retryable', stream });
+    expect(hex(bytes!.fields.flat())).toEqual(hex(original));
+
+    healthy = true;
+    const newId = (await deadLetters.redrive(dlq, letter.id))!;
+    await waitFor(() => redelivered.length === 1, 'the re-driven entry');
+    const [[, fields]] = await redis.xrangeBuffer(stream, newId, newId);
+    expect(hex(fields)).toEqual(hex([...original, Buffer.from(ENVELOPE.targetGroup), Buffer.from('nest')]));
+  });
+
+  it('re-drives to the group that parked the entry: the other group acks it without running it', async () => {
+    const stream = unique('two-groups');
+    const runs: Record<'payments' | 'shipping', string[]> = { payments: [], shipping: [] };
+    let paymentsHealthy = false;
+    @Controller()
+    class Payments {
+      @EventPattern(stream, { group: 'payments' })
+      charge(@Payload() data: { order: string }) {
+        runs.payments.push(data.order);
+        if (!paymentsHealthy) throw new NonRetryableError('card processor down');
+      }
+    }
+    @Controller()
+    class Shipping {
+      @EventPattern(stream, { group: 'shipping' })
+      ship(@Payload() data: { order: string }) {
+        runs.shipping.push(data.order);
+      }
+    }
+    const { app, server } = await startMicroservice([Payments, Shipping], fastRetry);
+    closers.push(() => app.close());
+    const skipped: Array<TransportEventMap['skipped'][0]> = [];
+    server.events.on('skipped', (e) => skipped.push(e));
+    await redis.xadd(stream, '*', 'v', 'nrs/1', 'event_id', 'order-7', 'data', '{"order":"7"}');
+    const dlq = DeadLetterService.streamFor(stream);
+    await waitFor(async () => (await redis.xlen(dlq)) === 1 && runs.shipping.length === 1, 'payments to park, shipping to handle');
+    const [letter] = (await deadLetters.list(dlq)).items;
+    expect(letter.group).toBe('payments');
+
+    paymentsHealthy = true;
+    await deadLetters.redrive(dlq, letter.id);
+    await waitFor(() => runs.payments.length === 2 && skipped.length === 1, 'payments to run the re-drive, shipping to skip it');
+    expect(skipped[0]).toMatchObject({ reason: 'other-group', group: 'shipping', stream });
+    expect(runs).toEqual({ payments: ['7', '7'], shipping: ['7'] });
+    await waitFor(async () => (await pendingCount(redis, stream, 'payments')) + (await pendingCount(redis, stream, 'shipping')) === 0, 'both groups acked');
+    expect(await redis.xlen(dlq)).toBe(0);
+  });
+
+  it('leaves an entry alone once its handler acked it, even if the handler throws afterwards', async () => {
+    const stream = unique('ack-then-throw');
+    let calls = 0;
+    let acked: Promise<boolean> | undefined;
+    @Controller()
+    class Handlers {
+      @EventPattern(stream, { ackMode: 'manual', maxDeliveries: 1 })
+      handle(@Ctx() ctx: RedisStreamsContext) {
+        calls++;
+        acked = ctx.ack(); // the work is committed and acknowledged...
+        throw new Error('...and a later step (a metrics call) fails');
+      }
+    }
+    const { app, server } = await startMicroservice([Handlers], fastRetry);
+    closers.push(() => app.close());
+    const events: string[] = [];
+    server.events.on('lease-lost', () => events.push('lease-lost'));
+    server.events.on('dead-lettered', () => events.push('dead-lettered'));
+    await redis.xadd(stream, '*', 'n', '1');
+    await waitFor(() => acked, 'the handler to ack');
+    expect(await acked).toBe(true);
+    await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'the entry acked');
+    await server.reclaimNow(); // nothing pending is left to reclaim and run again
+    expect(await redis.xlen(DeadLetterService.streamFor(stream))).toBe(0);
+    expect(events).toEqual([]);
+    expect(calls).toBe(1);
+  });
 });

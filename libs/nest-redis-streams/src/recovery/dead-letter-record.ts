@@ -27,6 +27,8 @@ export const DLQ_FIELDS = {
 } as const;
 
 const DLQ_PREFIX = 'dlq:';
+/** Put before an original field name that could be taken for metadata (or for an escaped name). */
+const ESCAPE_PREFIX = 'orig:';
 
 /** What goes with an entry into the dead-letter stream. */
 export interface DeadLetterDetails {
@@ -39,10 +41,10 @@ export interface DeadLetterDetails {
   error?: unknown;
 }
 
-/** Builds the dead-letter entry: metadata first, then the original fields unchanged. */
-export function deadLetterFields(details: DeadLetterDetails, original: string[] | null): string[] {
+/** The metadata fields of a dead-letter entry; the original fields follow them. */
+export function deadLetterMetadata(details: DeadLetterDetails): string[] {
   const { message, errorClass } = describeError(details.error);
-  const fields = [
+  return [
     DLQ_FIELDS.reason, details.reason,
     DLQ_FIELDS.stream, details.stream,
     DLQ_FIELDS.id, details.id,
@@ -53,14 +55,28 @@ export function deadLetterFields(details: DeadLetterDetails, original: string[] 
     DLQ_FIELDS.deliveries, String(details.deliveries),
     DLQ_FIELDS.time, String(Date.now()),
   ];
-  if (original) {
-    for (let i = 0; i + 1 < original.length; i += 2) {
-      // A foreign field that already carries the prefix would be taken for metadata on re-drive.
-      const name = original[i].startsWith(DLQ_PREFIX) ? `orig:${original[i]}` : original[i];
-      fields.push(name, original[i + 1]);
-    }
-  }
+}
+
+/**
+ * An original field name as stored in a dead letter. Names starting with `dlq:` (metadata) or
+ * `orig:` (the escape itself) get `orig:` put in front, so that unescaping strips exactly one and
+ * every name comes back unchanged. The park script in redis/lua does the same inside Redis.
+ */
+export function escapeOriginalName(name: string): string {
+  return name.startsWith(DLQ_PREFIX) || name.startsWith(ESCAPE_PREFIX) ? `${ESCAPE_PREFIX}${name}` : name;
+}
+
+/** Original field names in their dead-letter form (the park script's fallback payload). */
+export function escapedOriginalFields(original: string[] | null): string[] {
+  const fields: string[] = [];
+  if (!original) return fields;
+  for (let i = 0; i + 1 < original.length; i += 2) fields.push(escapeOriginalName(original[i]), original[i + 1]);
   return fields;
+}
+
+/** Builds a dead-letter entry in memory: metadata first, then the original fields unchanged. */
+export function deadLetterFields(details: DeadLetterDetails, original: string[] | null): string[] {
+  return [...deadLetterMetadata(details), ...escapedOriginalFields(original)];
 }
 
 /** Splits a dead-letter entry back into its metadata and the original fields (for re-drive). */
@@ -70,7 +86,22 @@ export function splitDeadLetterFields(fields: string[]): { meta: Record<string, 
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const [name, value] = [fields[i], fields[i + 1]];
     if (name.startsWith(DLQ_PREFIX)) meta[name.slice(DLQ_PREFIX.length)] = value;
-    else original.push(name.startsWith(`orig:${DLQ_PREFIX}`) ? name.slice(5) : name, value);
+    else original.push(name.startsWith(ESCAPE_PREFIX) ? name.slice(ESCAPE_PREFIX.length) : name, value);
+  }
+  return { meta, original };
+}
+
+/** The same split over raw bytes (`xrangeBuffer`), for payloads that are not UTF-8 text. */
+export function splitDeadLetterBuffers(fields: Buffer[]): { meta: Record<string, string>; original: Array<[name: Buffer, value: Buffer]> } {
+  const meta: Record<string, string> = {};
+  const original: Array<[Buffer, Buffer]> = [];
+  const dlq = Buffer.from(DLQ_PREFIX);
+  const escape = Buffer.from(ESCAPE_PREFIX);
+  const startsWith = (name: Buffer, prefix: Buffer) => name.length >= prefix.length && name.subarray(0, prefix.length).equals(prefix);
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [name, value] = [fields[i], fields[i + 1]];
+    if (startsWith(name, dlq)) meta[name.subarray(dlq.length).toString()] = value.toString();
+    else original.push([startsWith(name, escape) ? name.subarray(escape.length) : name, value]);
   }
   return { meta, original };
 }

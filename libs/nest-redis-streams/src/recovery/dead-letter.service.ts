@@ -1,6 +1,8 @@
 import type { Cluster, Redis } from 'ioredis';
+import { ENVELOPE } from '../constants.js';
+import { REDRIVE_DEAD_LETTER } from '../redis/lua/redrive-dead-letter.js';
 import { defaultDeadLetterStream } from '../server/resolve-options.js';
-import { type DeadLetterReason, splitDeadLetterFields } from './dead-letter-record.js';
+import { type DeadLetterReason, splitDeadLetterBuffers, splitDeadLetterFields } from './dead-letter-record.js';
 
 /** One parked entry as an operator sees it. */
 export interface DeadLetter {
@@ -10,6 +12,7 @@ export interface DeadLetter {
   /** Stream and entry id it came from. */
   stream: string;
   originalId: string;
+  /** The group that parked it (and the one a re-drive goes to). */
   group: string;
   consumer: string;
   error: string;
@@ -17,8 +20,16 @@ export interface DeadLetter {
   deliveries: number;
   /** When it was parked (ms since epoch). */
   parkedAt: number;
-  /** The original fields, as the producer wrote them. */
+  /**
+   * The original fields, decoded as UTF-8 for display: bytes that are not UTF-8 show as U+FFFD.
+   * `inspectBytes` gives them exactly; a re-drive always copies the stored bytes.
+   */
   fields: Record<string, string>;
+}
+
+/** A dead letter with its original fields as raw bytes, in their order (duplicates kept). */
+export interface DeadLetterBytes extends Omit<DeadLetter, 'fields'> {
+  fields: Array<[name: Buffer, value: Buffer]>;
 }
 
 /** A page of dead letters; pass `next` as `after` to read on, null at the end. */
@@ -27,20 +38,21 @@ export interface DeadLetterPage {
   next: string | null;
 }
 
-// Re-drive: XADD to the source and XDEL from the dead-letter stream in one script, so a retried
-// call cannot re-add an entry twice: once deleted, the second call finds nothing and returns false.
-const REDRIVE = `
-local entry = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])[1]
-if not entry then return false end
-local args = {'XADD', KEYS[2], '*'}
-for i = 2, #ARGV do args[#args + 1] = ARGV[i] end
-local id = redis.call(unpack(args))
-redis.call('XDEL', KEYS[1], ARGV[1])
-return id`;
+/** Options of `DeadLetterService.redrive`. */
+export interface RedriveOptions {
+  /**
+   * The group that runs the re-driven entry; the stream's other groups acknowledge it without
+   * running it. `null` re-drives to every group (they all run it again).
+   * @default the group that parked it
+   */
+  group?: string | null;
+}
 
 /**
  * The operator's path for parked entries: list and inspect with paging, re-drive to the source
- * stream with a fresh delivery budget, discard. Every call is safe to retry.
+ * stream with a fresh delivery budget, discard. Every call is safe to retry. Pass a plain ioredis
+ * connection (or Cluster); in a cluster a dead-letter stream must share its source's hash slot
+ * (the default naming does).
  */
 export class DeadLetterService {
   constructor(private readonly redis: Redis | Cluster) {}
@@ -50,7 +62,10 @@ export class DeadLetterService {
     return defaultDeadLetterStream(stream, cluster);
   }
 
-  /** Oldest first; `after` is the last id of the previous page. */
+  /**
+   * A page of dead letters, oldest first; `after` is the `next` of the previous page.
+   * @param options.count page size (default 50)
+   */
   async list(deadLetterStream: string, options: { after?: string; count?: number } = {}): Promise<DeadLetterPage> {
     const count = options.count ?? 50;
     const start = options.after ? `(${options.after}` : '-';
@@ -59,28 +74,44 @@ export class DeadLetterService {
     return { items, next: items.length === count ? items[items.length - 1].id : null };
   }
 
+  /** One dead letter by its id in the dead-letter stream; null when it is not there. */
   async inspect(deadLetterStream: string, id: string): Promise<DeadLetter | null> {
     const [entry] = await this.redis.xrange(deadLetterStream, id, id);
     return entry ? toDeadLetter(entry[0], entry[1]) : null;
   }
 
+  /** Like `inspect`, with the original field names and values as the exact bytes stored. */
+  async inspectBytes(deadLetterStream: string, id: string): Promise<DeadLetterBytes | null> {
+    const [entry] = await this.redis.xrangeBuffer(deadLetterStream, id, id);
+    if (!entry) return null;
+    const { meta, original } = splitDeadLetterBuffers(entry[1]);
+    return { ...describe(entry[0].toString(), meta), fields: original };
+  }
+
+  /** How many dead letters the stream holds (all groups together). */
   async count(deadLetterStream: string): Promise<number> {
     return this.redis.xlen(deadLetterStream);
   }
 
   /**
-   * Re-adds the entry's original fields to the stream it came from (a new entry id, so every
-   * group sees it with a fresh delivery count) and removes it from the dead-letter stream.
+   * Re-adds the entry's original fields, byte for byte, to the stream it came from (a new entry
+   * id, so it gets a fresh delivery count) and removes it from the dead-letter stream, in one
+   * script. The new entry names the group that parked it (field `nrs:group`): only that group
+   * runs it; the stream's other groups, which already handled it, acknowledge it unhandled.
    * Resolves with the new entry id, or null when it was already re-driven or discarded.
+   * @throws Error for a tombstone (no payload to re-drive): discard it instead.
    */
-  async redrive(deadLetterStream: string, id: string): Promise<string | null> {
+  async redrive(deadLetterStream: string, id: string, options: RedriveOptions = {}): Promise<string | null> {
     const letter = await this.inspect(deadLetterStream, id);
     if (!letter) return null;
-    const original = Object.entries(letter.fields).flat();
-    if (original.length === 0) {
+    if (!letter.stream) {
+      throw new Error(`Dead letter ${id} in "${deadLetterStream}" names no source stream (field "dlq:stream"); re-add its fields by hand.`);
+    }
+    const group = options.group === undefined ? (letter.group ?? '') : (options.group ?? '');
+    const result = await this.redis.eval(REDRIVE_DEAD_LETTER, 2, deadLetterStream, letter.stream, id, group, ENVELOPE.targetGroup);
+    if (result === 0) {
       throw new Error(`Dead letter ${id} in "${deadLetterStream}" is a tombstone (${letter.reason}): it has no payload to re-drive. Discard it.`);
     }
-    const result = await this.redis.eval(REDRIVE, 2, deadLetterStream, letter.stream, id, ...original);
     return (result as string | null) ?? null;
   }
 
@@ -96,6 +127,10 @@ function toDeadLetter(id: string, fields: string[]): DeadLetter {
   for (let i = 0; i + 1 < original.length; i += 2) {
     Object.defineProperty(record, original[i], { value: original[i + 1], enumerable: true, writable: true, configurable: true });
   }
+  return { ...describe(id, meta), fields: record };
+}
+
+function describe(id: string, meta: Record<string, string>): Omit<DeadLetter, 'fields'> {
   return {
     id,
     reason: meta.reason as DeadLetterReason,
@@ -107,6 +142,5 @@ function toDeadLetter(id: string, fields: string[]): DeadLetter {
     errorClass: meta.error_class ?? '',
     deliveries: Number(meta.deliveries ?? 0),
     parkedAt: Number(meta.time ?? 0),
-    fields: record,
   };
 }

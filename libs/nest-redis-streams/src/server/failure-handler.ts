@@ -1,6 +1,6 @@
 import { isDeferral } from '../errors/event-in-progress.error.js';
 import { isNonRetryable } from '../errors/non-retryable.error.js';
-import { DeadLetterReason, deadLetterFields, describeError } from '../recovery/dead-letter-record.js';
+import { DeadLetterReason, deadLetterMetadata, describeError, escapedOriginalFields } from '../recovery/dead-letter-record.js';
 import type { HeldEntry } from './held-entry.js';
 import type { ConsumerRuntime, StreamConsumer } from './stream-consumer.js';
 
@@ -18,6 +18,16 @@ export class FailureHandler {
   async fail(entry: HeldEntry, error: unknown): Promise<void> {
     const { maxDeliveries, minIdleTimeMs } = this.owner.subscription.options;
     const { message } = describeError(error);
+    if (entry.acked) {
+      // The handler acknowledged the entry itself (manual ack) and failed afterwards: its ack
+      // stands. A retry or a dead letter would run acknowledged work again (a re-drive would
+      // duplicate it), and parking would race the ack and report a reclaim that never happened.
+      this.rt.logger.error(
+        `Handler failed after it acknowledged entry ${entry.id} of stream "${this.owner.stream}" (group "${this.owner.group}"): ` +
+          `${message}. The ack stands: the entry is neither retried nor dead-lettered.`,
+      );
+      return;
+    }
     this.rt.logger.error(
       `Handler failed for entry ${entry.id} of stream "${this.owner.stream}" (group "${this.owner.group}", consumer ` +
         `"${this.owner.consumer}", delivery ${entry.deliveries}/${maxDeliveries}): ${message}`,
@@ -47,13 +57,15 @@ export class FailureHandler {
   /** Moves an entry to the dead-letter stream and acks it, atomically and only while owned. */
   async park(entry: HeldEntry, reason: DeadLetterReason, error?: unknown, requireOwner = true): Promise<void> {
     const dlq = this.owner.subscription.options.deadLetterStream;
-    const fields = deadLetterFields(
+    const metadata = deadLetterMetadata(
       { reason, stream: this.owner.stream, id: entry.id, group: this.owner.group, consumer: this.owner.consumer, deliveries: entry.deliveries, error },
-      entry.fields,
     );
     try {
+      // The script copies the payload from the stream itself, byte for byte; the fields held here
+      // (decoded as UTF-8) are only the fallback for an entry trimmed away meanwhile.
       const deadLetterId = await this.rt.commands.nrsDeadLetterIfOwned(
-        this.owner.stream, dlq, this.owner.group, this.owner.consumer, entry.id, requireOwner ? '1' : '0', ...fields,
+        this.owner.stream, dlq, this.owner.group, this.owner.consumer, entry.id, requireOwner ? '1' : '0',
+        String(metadata.length), ...metadata, ...escapedOriginalFields(entry.fields),
       );
       if (deadLetterId === null) return this.owner.markLost(entry.id);
       this.rt.logger.warn(

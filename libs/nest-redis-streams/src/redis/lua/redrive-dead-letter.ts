@@ -1,0 +1,31 @@
+/**
+ * KEYS[1] dead-letter stream, KEYS[2] the source stream; ARGV dead-letter id, target group ('' =
+ * every group), target-group field name → the new entry id; false when the dead letter is not
+ * there (already re-driven or discarded); 0 when it is a tombstone (no payload to re-add).
+ *
+ * The payload is copied inside Redis, byte for byte (a JS round trip would decode it as UTF-8):
+ * metadata (`dlq:*`) is dropped, one `orig:` is stripped from escaped names, and a target-group
+ * field from an earlier re-drive is replaced by this one. XADD and XDEL in one script, so a
+ * retried call cannot re-add an entry twice: the second finds nothing.
+ */
+export const REDRIVE_DEAD_LETTER = `
+local entry = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])[1]
+if not entry then return false end
+local fields = entry[2]
+local args = {'XADD', KEYS[2], '*'}
+for i = 1, #fields - 1, 2 do
+  local name = fields[i]
+  if string.sub(name, 1, 4) ~= 'dlq:' and name ~= ARGV[3] then
+    if string.sub(name, 1, 5) == 'orig:' then name = string.sub(name, 6) end
+    args[#args + 1] = name
+    args[#args + 1] = fields[i + 1]
+  end
+end
+if #args == 3 then return 0 end
+if ARGV[2] ~= '' then
+  args[#args + 1] = ARGV[3]
+  args[#args + 1] = ARGV[2]
+end
+local id = redis.call(unpack(args))
+redis.call('XDEL', KEYS[1], ARGV[1])
+return id`;
