@@ -1,11 +1,36 @@
 import type { Logger } from '@nestjs/common';
 import type { TransportEvents } from '../events/transport-events.js';
+import { isCluster } from '../redis/connection.factory.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
+import { hasHashTag, slotOf } from '../redis/slots.js';
 import type { StreamConsumer } from '../server/stream-consumer.js';
 import { DeadLetterReason } from './dead-letter-record.js';
 
-/** Suffix of the hash (beside the dead-letter stream, same slot) remembering reported losses. */
+/** Suffix of the hash remembering which losses of a stream were reported, per group. */
 const AUDIT_SUFFIX = ':trim-audit';
+
+/**
+ * The audit hash of a stream: `<stream>:trim-audit`, or `{<stream>}:trim-audit` for a stream
+ * without a hash tag, so that it always hashes to the stream's slot (the audit script touches
+ * the stream, its dead-letter stream and this hash, and a script's keys must share a slot). Per
+ * source stream, not per dead-letter stream: streams and partitions that shared a dead-letter
+ * stream overwrote each other's counters and wrote the same loss again every round.
+ */
+export function trimAuditKey(stream: string): string {
+  return hasHashTag(stream) ? `${stream}${AUDIT_SUFFIX}` : `{${stream}}${AUDIT_SUFFIX}`;
+}
+
+/**
+ * The hash earlier versions kept beside the dead-letter stream. Read once per stream and group
+ * by the script: a group audited there before had its losses reported already, so the audit
+ * starts from the current count instead of reporting them again. When that key is outside the
+ * stream's slot (a cluster dead-letter stream without a hash tag), the new key is passed in its
+ * place, which the script reads as "no old state".
+ */
+function legacyAuditKey(redis: ScriptedRedis, stream: string, dlq: string, auditKey: string): string {
+  const legacy = `${dlq}${AUDIT_SUFFIX}`;
+  return !isCluster(redis) || slotOf(legacy) === slotOf(stream) ? legacy : auditKey;
+}
 
 /**
  * Looks for entries that a plain MAXLEN/MINID trim removed before this consumer's group read
@@ -19,7 +44,10 @@ export async function auditTrimLoss(
   const { stream, group } = consumer;
   const dlq = consumer.subscription.options.deadLetterStream;
   try {
-    const found = await redis.nrsAuditTrimLoss(stream, dlq, `${dlq}${AUDIT_SUFFIX}`, group, consumer.consumer, Date.now());
+    const auditKey = trimAuditKey(stream);
+    const found = await redis.nrsAuditTrimLoss(
+      stream, dlq, auditKey, legacyAuditKey(redis, stream, dlq, auditKey), group, consumer.consumer, Date.now(),
+    );
     if (!found) return 0;
     const [count, deadLetterId] = found;
     logger.error(

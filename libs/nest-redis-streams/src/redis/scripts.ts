@@ -29,7 +29,9 @@ export interface StreamScripts {
   nrsDeleteConsumerIfIdle(stream: string, group: string, consumer: string): Promise<number>;
   /** `entriesRead` '0' leaves ENTRIESREAD out (Redis < 7.0); without it, it is tried and dropped if refused. */
   nrsCreateGroup(stream: string, group: string, startId: string, entriesRead?: '1' | '0'): Promise<'OK'>;
-  nrsAuditTrimLoss(stream: string, dlq: string, audit: string, group: string, consumer: string, now: number): Promise<[number, string] | 0>;
+  nrsAuditTrimLoss(
+    stream: string, dlq: string, audit: string, legacyAudit: string, group: string, consumer: string, now: number
+  ): Promise<[number, string] | 0>;
 }
 
 export type ScriptedRedis = Redis & StreamScripts;
@@ -39,7 +41,7 @@ export function withStreamScripts(redis: Redis): ScriptedRedis {
   redis.defineCommand('nrsClaimIfOwned', { numberOfKeys: 1, lua: CLAIM_IF_OWNED });
   redis.defineCommand('nrsAckIfOwned', { numberOfKeys: 1, lua: ACK_IF_OWNED });
   redis.defineCommand('nrsDeadLetterIfOwned', { numberOfKeys: 2, lua: DEAD_LETTER_IF_OWNED });
-  redis.defineCommand('nrsAuditTrimLoss', { numberOfKeys: 3, lua: AUDIT_TRIM_LOSS });
+  redis.defineCommand('nrsAuditTrimLoss', { numberOfKeys: 4, lua: AUDIT_TRIM_LOSS });
   redis.defineCommand('nrsCreateGroup', { numberOfKeys: 1, lua: CREATE_GROUP });
   redis.defineCommand('nrsDeliveryCounts', { numberOfKeys: 1, lua: DELIVERY_COUNTS });
   redis.defineCommand('nrsReadOwnPending', { numberOfKeys: 1, lua: READ_OWN_PENDING });

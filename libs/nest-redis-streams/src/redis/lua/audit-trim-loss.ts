@@ -1,11 +1,22 @@
 /**
- * KEYS[1] stream, KEYS[2] dead-letter stream, KEYS[3] audit hash; ARGV group, consumer, now →
- * { newly lost, dead-letter id } or 0. Entries that trimming removed before the group read them
- * leave no id behind, but Redis' counters keep the evidence: lost = entries-added − the group's
- * entries-read − entries still ahead of its last-delivered-id. That last figure is only cheap when
- * the group is caught up (0) or the whole stream lies ahead of it (length); otherwise the audit
- * waits for a later round. The audit hash remembers what was reported, so several consumers and
- * restarts write one tombstone per loss.
+ * Reports entries that trimming removed before a group read them, once per loss.
+ *
+ * KEYS[1] stream
+ * KEYS[2] dead-letter stream (the tombstone goes there)
+ * KEYS[3] audit hash of the stream (`trimAuditKey`), fields per group: `<group>` lost entries
+ *         reported so far, `<group>:read` entries-read at the last round, `<group>:rebase` set
+ *         while the counters must start over
+ * KEYS[4] audit hash of earlier versions (beside the dead-letter stream), read only; KEYS[3]
+ *         again when there is none to read
+ * ARGV[1] group, ARGV[2] consumer (named in the tombstone), ARGV[3] now (ms)
+ * Returns { newly lost count, tombstone id }, or 0 when nothing new was lost or the round
+ * cannot count.
+ *
+ * Trimmed entries leave no id behind, but Redis' counters keep the evidence: lost =
+ * entries-added − the group's entries-read − entries still ahead of its last-delivered-id. That
+ * last figure is only cheap when the group is caught up (0) or the whole stream lies ahead of it
+ * (length); otherwise the audit waits for a later round. The hash remembers what was reported,
+ * so several consumers and restarts write one tombstone per loss.
  */
 export const AUDIT_TRIM_LOSS = `
 local function field(list, name)
@@ -26,10 +37,16 @@ for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do
 end
 if not group or not field(group, 'entries-read') then return 0 end
 local read = tonumber(field(group, 'entries-read'))
+local readKey, rebaseKey = ARGV[1] .. ':read', ARGV[1] .. ':rebase'
+local remembered = redis.call('HGET', KEYS[3], readKey)
+-- First round under this hash for a group the old hash knows: its losses were reported there
+-- (over and over when streams shared it). Start from the current count, report only new ones.
+if not remembered and KEYS[4] ~= KEYS[3] and redis.call('HEXISTS', KEYS[4], readKey) == 1 then
+  redis.call('HSET', KEYS[3], rebaseKey, '1')
+end
 -- Redis resets entries-read when it reloads the AOF: the counters start over, and so must the
 -- audit (rebase on the next countable round) instead of reporting everything read before.
-local readKey, rebaseKey = ARGV[1] .. ':read', ARGV[1] .. ':rebase'
-if read < tonumber(redis.call('HGET', KEYS[3], readKey) or '-1') then redis.call('HSET', KEYS[3], rebaseKey, '1') end
+if read < tonumber(remembered or '-1') then redis.call('HSET', KEYS[3], rebaseKey, '1') end
 redis.call('HSET', KEYS[3], readKey, read)
 local delivered = field(group, 'last-delivered-id')
 local length = tonumber(field(info, 'length'))
