@@ -56,6 +56,9 @@ export function hostileEntries(run: string, count: number, seed: number): Hostil
     (i) => ({ label: '1 MB foreign value', fields: ['blob', 'y'.repeat(MB), 'n', String(i)], expect: 'process' }),
     (i) => ({ label: 'binary bytes in data', ...envelope(i, bytes(64)), expect: 'dead-letter' }),
     (i) => ({ label: 'binary field names and values', fields: [bytes(8), bytes(32), 'n', String(i)], expect: 'process' }),
+    // Decodes fine (the envelope ignores fields it does not know), fails every delivery, so it is
+    // parked by the retry path: its binary field must reach the dead-letter stream byte for byte.
+    (i) => ({ label: 'binary field beside a poison envelope', ...envelope(i, '{"chaos":{"poison":true}}', [bytes(8), bytes(32)]), expect: 'dead-letter' }),
     (i) => ({ label: '__proto__ in data', ...envelope(i, '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}'), expect: 'process' }),
     (i) => ({ label: '__proto__ in headers', ...envelope(i, '{}', ['headers', '{"__proto__":{"polluted":"yes"},"toString":"x"}']), expect: 'process' }),
     (i) => ({ label: '__proto__ field', fields: ['__proto__', '{"polluted":true}', 'constructor', 'prototype', 'n', String(i)], expect: 'process' }),
