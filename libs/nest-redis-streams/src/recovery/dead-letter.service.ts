@@ -101,6 +101,12 @@ export class DeadLetterService {
    * Resolves with the new entry id, or null when it was already re-driven or discarded.
    * @throws Error for a tombstone (no payload to re-drive): discard it instead.
    */
+  // Why a target-group field and not a retry stream per group: a retry stream would need a second
+  // read loop (and blocking connection) per subscription, its own group, trimming, dead-letter
+  // stream, lag and health reporting, and a hash slot shared with its source in a cluster. The
+  // field keeps the entry in its source stream (its partition, retention and backlog figures) at
+  // the cost of one read and ack per other group, counted as `skipped` (other-group). Consumers of
+  // a library version without this check would run it: upgrade every group before re-driving.
   async redrive(deadLetterStream: string, id: string, options: RedriveOptions = {}): Promise<string | null> {
     const letter = await this.inspect(deadLetterStream, id);
     if (!letter) return null;
