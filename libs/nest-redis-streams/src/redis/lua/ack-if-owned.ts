@@ -1,9 +1,15 @@
 /**
- * KEYS[1] stream; ARGV group, consumer, smallest id, largest id, ids... → ids this consumer no
- * longer owns (not acked). Ownership comes from one consumer-filtered XPENDING range over
- * [smallest, largest], walked in pages: far cheaper than one XPENDING per id, and exact however
- * many other entries this consumer has pending in that range. The caller finds the bounds; doing
- * it here cost more Redis time than the acks themselves.
+ * Acks entries only while this consumer owns them: XACK takes no consumer name, so an old owner
+ * would otherwise ack an entry another consumer reclaimed (and is still running).
+ *
+ * KEYS[1] stream
+ * ARGV[1] group, ARGV[2] consumer, ARGV[3] smallest id, ARGV[4] largest id, ARGV[5..] ids
+ * Returns the ids not acked: owned by someone else, or no longer pending.
+ *
+ * Ownership comes from one consumer-filtered XPENDING range over [smallest, largest], walked in
+ * pages of 1000: far cheaper than one XPENDING per id, and exact however many other entries this
+ * consumer has pending in that range. The caller finds the bounds; doing it here cost more Redis
+ * time than the acks themselves.
  */
 export const ACK_IF_OWNED = `
 local want = {}

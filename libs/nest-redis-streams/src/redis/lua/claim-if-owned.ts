@@ -1,9 +1,15 @@
 /**
- * KEYS[1] stream; ARGV group, consumer, idleMs, retryCount (-1 keeps it), ids... → { ids owned
- * by someone else, ids whose
- * payload was trimmed }. XCLAIM silently drops PEL entries whose payload is gone (Redis ≥ 7), so
- * the script compares what it asked for with what XCLAIM returned: those entries must get a
- * tombstone, or they would vanish without a trace.
+ * Renews, reschedules or hands back entries only while this consumer owns them (lease renewal,
+ * retry back-off, shutdown): XCLAIM takes the entry from whoever holds it.
+ *
+ * KEYS[1] stream
+ * ARGV[1] group, ARGV[2] consumer, ARGV[3] idle time to set (ms), ARGV[4] delivery count to set
+ *         (-1 keeps it), ARGV[5..] ids
+ * Returns { ids owned by someone else or no longer pending, owned ids whose payload was trimmed }.
+ *
+ * XCLAIM ... JUSTID does not count a delivery. It silently drops PEL entries whose payload is
+ * gone (Redis ≥ 7), so the script compares what it asked for with what XCLAIM returned: those
+ * entries must get a tombstone, or they would vanish without a trace.
  */
 export const CLAIM_IF_OWNED = `
 local owned, lost, trimmed, claimed = {}, {}, {}, {}

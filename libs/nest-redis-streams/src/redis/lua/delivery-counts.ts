@@ -1,6 +1,12 @@
 /**
- * KEYS[1] stream; ARGV group, ids... → the delivery count of each id (0 when not pending). One
- * XPENDING per id: a range query for a consumer can be cut short by its other pending entries.
+ * Delivery counts of entries, whoever holds them.
+ *
+ * KEYS[1] stream
+ * ARGV[1] group, ARGV[2..] ids
+ * Returns one count per id, in order; 0 when the id is not pending (acked meanwhile: not a
+ * first delivery).
+ *
+ * One XPENDING per id: a range query for a consumer can be cut short by its other pending entries.
  */
 export const DELIVERY_COUNTS = `
 local counts = {}
