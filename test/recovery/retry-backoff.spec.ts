@@ -1,0 +1,44 @@
+import { Controller } from '@nestjs/common';
+import { Ctx, EventPattern } from '@nestjs/microservices';
+import type { RedisStreamsContext } from 'nest-redis-streams';
+import { startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
+
+const BACKOFF_MS = 300;
+
+/**
+ * A failed entry is retried after retryBackoffMs · 2^(delivery − 1). Back-offs of 10–50 ms (what
+ * other tests use) cannot be told from an immediate retry, so this one uses 300 ms and checks
+ * that the gaps between deliveries double. Ratios (and lower bounds, which a slow machine only
+ * makes larger) rather than upper bounds, so a busy CI box cannot make it fail.
+ */
+describe('retry back-off', () => {
+  const { redis, closers } = testContext();
+
+  it('doubles the wait between deliveries of an entry that keeps failing', async () => {
+    const stream = unique('backoff');
+    const deliveries: Array<{ at: number; count: number }> = [];
+    @Controller()
+    class Failing {
+      @EventPattern(stream)
+      handle(@Ctx() ctx: RedisStreamsContext) {
+        deliveries.push({ at: performance.now(), count: ctx.getDeliveryCount() });
+        throw new Error('downstream unavailable');
+      }
+    }
+    // min-idle far above every back-off (it caps them); a reclaimer every 20 ms picks up each
+    // retry as soon as its back-off has passed.
+    const { app, server } = await startMicroservice([Failing], {
+      retryBackoffMs: BACKOFF_MS, minIdleTimeMs: 60_000, reclaimIntervalMs: 20, maxDeliveries: 4,
+    });
+    closers.push(() => app.close());
+    const parked = new Promise((resolve) => server.events.once('dead-lettered', resolve));
+    await redis.xadd(stream, '*', 'data', '{"n":1}');
+    await waitFor(() => deliveries.length === 4, 'four deliveries', 10_000);
+    await parked;
+    expect(deliveries.map((d) => d.count)).toEqual([1, 2, 3, 4]);
+    const gaps = deliveries.slice(1).map((d, i) => d.at - deliveries[i].at);
+    gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(BACKOFF_MS * 2 ** i - 5));
+    expect(gaps[1] / gaps[0]).toBeGreaterThanOrEqual(1.6);
+    expect(gaps[2] / gaps[1]).toBeGreaterThanOrEqual(1.6);
+  }, 15_000);
+});
