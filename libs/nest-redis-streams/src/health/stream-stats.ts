@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { isNoGroupError } from '../redis/errors.js';
 import { isCluster } from '../redis/connection.factory.js';
+import { streamCounters, trustedLag } from '../redis/group-lag.js';
 import { pairsToObject, type XPendingRow, type XPendingSummary } from '../redis/replies.js';
 import { parseDeadLetterCount, queueDeadLetterCount } from './dead-letter-count.js';
 import { HEALTH_DEFAULTS, HEALTH_MESSAGES } from './health.constants.js';
@@ -18,7 +19,11 @@ export interface StreamStats {
    * is pending. A lower bound: see `collectStreamStats`.
    */
   oldestIdleMs: number;
-  /** Entries not yet delivered to the group (XINFO GROUPS `lag`); null when Redis cannot tell. */
+  /**
+   * Entries not yet delivered to the group: XINFO GROUPS `lag`, checked against the stream's ids
+   * (see `trustedLag`: 0 when the group has everything, even where Redis' counter went stale after
+   * a failover); null when it cannot be known.
+   */
   lag: number | null;
   /** Dead-letter stream of the group's handler. */
   deadLetterStream: string;
@@ -49,7 +54,7 @@ const COMMANDS_PER_TARGET = 5;
 /**
  * Reads the figures of one stream and group in one round trip: XPENDING (summary), the first
  * `idleSampleSize` rows of the extended XPENDING, XINFO GROUPS, the dead-letter stream's length and
- * this group's share of it (counted in Redis, see dead-letter-count.ts), and XLEN of the stream.
+ * this group's share of it (counted in Redis, see dead-letter-count.ts), and XINFO STREAM (length, ids).
  *
  * `oldestIdleMs` is exact only when at most `idleSampleSize` entries are pending. Past that it is
  * the longest idle among the oldest ids: a stuck entry usually is among them, but one whose idle
@@ -97,7 +102,7 @@ async function statsPipeline(
     pipeline.xpending(stream, group, '-', '+', idleSampleSize);
     pipeline.xinfo('GROUPS', stream);
     queueDeadLetterCount(pipeline, deadLetterStream, group, HEALTH_DEFAULTS.deadLetterCountLimit);
-    pipeline.xlen(stream);
+    pipeline.xinfo('STREAM', stream);
   }
   const replies = (await pipeline.exec()) ?? [];
   return targets.map((target, i) =>
@@ -114,8 +119,8 @@ function parseStats(target: StreamStatsTarget, replies: Array<[Error | null, unk
     if (isNoGroupError(failure) || /no such key/i.test(failure.message)) return new Error(HEALTH_MESSAGES.noGroup(stream, group));
     return new Error(HEALTH_MESSAGES.statsFailed(stream, group, failure.message));
   }
-  const [summary, rows, groups, deadLetterReply, length] = replies.map(([, value]) => value) as [
-    XPendingSummary, XPendingRow[], unknown[][], unknown, number,
+  const [summary, rows, groups, deadLetterReply, streamInfo] = replies.map(([, value]) => value) as [
+    XPendingSummary, XPendingRow[], unknown[][], unknown, unknown[],
   ];
   const deadLetters = parseDeadLetterCount(deadLetterReply);
   const info = groups.map(pairsToObject).find((g) => g.name === group);
@@ -124,10 +129,12 @@ function parseStats(target: StreamStatsTarget, replies: Array<[Error | null, unk
     ...target,
     pending: Number(summary[0]),
     oldestIdleMs: rows.reduce((max, [, , idleMs]) => Math.max(max, Number(idleMs)), 0),
-    // Redis < 7 has no lag field; Redis 7 answers nil when deletions make it unknowable. Redis 7.0
-    // also resets entries-read when it reloads the AOF, so lag then counts the whole history:
-    // undelivered entries are still in the stream, so its length bounds the true lag.
-    lag: info.lag === null || info.lag === undefined ? null : Math.min(Number(info.lag), Number(length)),
+    // Redis < 7 has no lag field; Redis 7 answers nil when deletions make it unknowable, and a
+    // wrong figure after a failover or an AOF reload (stale entries-read): see trustedLag.
+    lag: trustedLag(
+      { lag: info.lag === null || info.lag === undefined ? null : Number(info.lag), lastDeliveredId: String(info['last-delivered-id']) },
+      streamCounters(pairsToObject(streamInfo)),
+    ),
     deadLetters: deadLetters.length,
     groupDeadLetters: deadLetters.ofGroup,
     consumers: Number(info.consumers),

@@ -6,6 +6,7 @@ import { DELIVERY_COUNTS } from './lua/delivery-counts.js';
 import { AUDIT_TRIM_LOSS } from './lua/audit-trim-loss.js';
 import { CREATE_GROUP } from './lua/create-group.js';
 import { DELETE_CONSUMER_IF_IDLE } from './lua/delete-consumer-if-idle.js';
+import { REPAIR_ENTRIES_READ } from './lua/repair-entries-read.js';
 import { READ_OWN_PENDING } from './lua/read-own-pending.js';
 
 // Ownership checks read the PEL inside the script, so the check and the write are atomic: an old
@@ -29,6 +30,8 @@ export interface StreamScripts {
   nrsDeleteConsumerIfIdle(stream: string, group: string, consumer: string): Promise<number>;
   /** `entriesRead` '0' leaves ENTRIESREAD out (Redis < 7.0); without it, it is tried and dropped if refused. */
   nrsCreateGroup(stream: string, group: string, startId: string, entriesRead?: '1' | '0'): Promise<'OK'>;
+  /** Sets a caught-up group's stale entries-read right (see lua/repair-entries-read.ts); how far it was off. */
+  nrsRepairEntriesRead(stream: string, group: string): Promise<number>;
   nrsAuditTrimLoss(
     stream: string, dlq: string, audit: string, legacyAudit: string, group: string, consumer: string, now: number
   ): Promise<[number, string] | 0>;
@@ -43,6 +46,7 @@ export function withStreamScripts(redis: Redis): ScriptedRedis {
   redis.defineCommand('nrsDeadLetterIfOwned', { numberOfKeys: 2, lua: DEAD_LETTER_IF_OWNED });
   redis.defineCommand('nrsAuditTrimLoss', { numberOfKeys: 4, lua: AUDIT_TRIM_LOSS });
   redis.defineCommand('nrsCreateGroup', { numberOfKeys: 1, lua: CREATE_GROUP });
+  redis.defineCommand('nrsRepairEntriesRead', { numberOfKeys: 1, lua: REPAIR_ENTRIES_READ });
   redis.defineCommand('nrsDeliveryCounts', { numberOfKeys: 1, lua: DELIVERY_COUNTS });
   redis.defineCommand('nrsReadOwnPending', { numberOfKeys: 1, lua: READ_OWN_PENDING });
   redis.defineCommand('nrsDeleteConsumerIfIdle', { numberOfKeys: 1, lua: DELETE_CONSUMER_IF_IDLE });

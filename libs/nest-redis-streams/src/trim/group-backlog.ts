@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { streamCounters, trustedLag } from '../redis/group-lag.js';
 import { type XPendingSummary, pairsToObject } from '../redis/replies.js';
 import { minStreamId, nextStreamId } from './stream-id.js';
 
@@ -7,7 +8,11 @@ export interface GroupBacklog {
   name: string;
   /** Delivered and not acknowledged. */
   pending: number;
-  /** Not delivered yet (`XINFO GROUPS` lag); null when Redis cannot tell (before 7.0, or after XDEL). */
+  /**
+   * Not delivered yet (`XINFO GROUPS` lag, checked against the stream's ids as in the health figures:
+   * a stale entries-read after a failover would otherwise make every group look at risk); null
+   * when it cannot be known (before 7.0, after XDEL).
+   */
   lag: number | null;
   lastDeliveredId: string;
   /** Smallest id in the group's PEL; null when nothing is pending. */
@@ -16,21 +21,26 @@ export interface GroupBacklog {
 
 /** The consumer groups of a stream with their pending and undelivered entries; [] for a missing stream. */
 export async function readGroupBacklogs(redis: Redis, stream: string): Promise<GroupBacklog[]> {
-  let rows: unknown[][];
-  try {
-    rows = (await redis.xinfo('GROUPS', stream)) as unknown[][];
-  } catch (err) {
-    if (err instanceof Error && /no such key/i.test(err.message)) return [];
-    throw err;
+  // One round trip, so the groups and the stream's ids are read at the same moment.
+  const [[groupsErr, rowsReply], [streamErr, streamReply]] = ((await redis.pipeline()
+    .xinfo('GROUPS', stream)
+    .xinfo('STREAM', stream)
+    .exec()) ?? [[new Error('no reply'), null], [new Error('no reply'), null]]) as Array<[Error | null, unknown]>;
+  const failure = groupsErr ?? streamErr;
+  if (failure) {
+    if (/no such key/i.test(failure.message)) return [];
+    throw failure;
   }
-  const groups = rows.map((row) => {
+  const counters = streamCounters(pairsToObject(streamReply as unknown[]));
+  const groups = (rowsReply as unknown[][]).map((row) => {
     const info = pairsToObject(row);
     const lag = info['lag'];
+    const lastDeliveredId = String(info['last-delivered-id']);
     return {
       name: String(info['name']),
       pending: Number(info['pending']),
-      lag: lag === null || lag === undefined ? null : Number(lag),
-      lastDeliveredId: String(info['last-delivered-id']),
+      lag: trustedLag({ lag: lag === null || lag === undefined ? null : Number(lag), lastDeliveredId }, counters),
+      lastDeliveredId,
       oldestPendingId: null as string | null,
     };
   });
