@@ -1,5 +1,5 @@
 import { BaseRpcContext } from '@nestjs/microservices';
-import type { EntryControl } from '../server/held-entry.js';
+import type { EntryControl } from './entry-control.interface.js';
 
 type RedisStreamsContextArgs = [
   stream: string,

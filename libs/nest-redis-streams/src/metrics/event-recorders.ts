@@ -1,5 +1,5 @@
 import type { TransportEventMap } from '../events/transport-events.js';
-import { DeadLetterReason } from '../recovery/dead-letter-record.js';
+import { DeadLetterReason } from '../dead-letter-reason.js';
 import type { MetricInstruments } from './metric-instruments.js';
 
 /** One recorder per transport event, turning it into counter increments and observations. */

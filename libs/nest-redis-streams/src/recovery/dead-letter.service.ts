@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { ENVELOPE } from '../constants.js';
 import { REDRIVE_DEAD_LETTER } from '../redis/lua/redrive-dead-letter.js';
-import { defaultDeadLetterStream } from '../server/resolve-options.js';
+import { defaultDeadLetterStream } from './dead-letter-stream-name.js';
 import { type DeadLetterReason, splitDeadLetterBuffers, splitDeadLetterFields } from './dead-letter-record.js';
 
 /** One parked entry as an operator sees it. */

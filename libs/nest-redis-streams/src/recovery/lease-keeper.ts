@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { TransportEvents } from '../events/transport-events.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import type { StreamConsumer } from '../server/stream-consumer.js';
+import type { RecoveryTarget } from './recovery-target.interface.js';
 
 const IDS_PER_CALL = 1000;
 
@@ -19,7 +19,7 @@ export class LeaseKeeper {
   private busy = false;
 
   constructor(
-    private readonly consumer: StreamConsumer,
+    private readonly consumer: RecoveryTarget,
     private readonly redis: ScriptedRedis,
     private readonly events: TransportEvents,
     private readonly logger: Logger,
@@ -27,7 +27,7 @@ export class LeaseKeeper {
 
   /** One renewal round. Never throws. */
   async renew(): Promise<void> {
-    if (this.busy || this.consumer.held.size === 0) return;
+    if (this.busy || this.consumer.heldCount === 0) return;
     this.busy = true;
     const { stream, group, consumer } = this.consumer;
     try {
@@ -48,10 +48,10 @@ export class LeaseKeeper {
 
   /** Held entries whose lease is still alive; expires the ones whose handler ran too long. */
   private renewable(): string[] {
-    const { maxHandlerMs } = this.consumer.subscription.options;
+    const { maxHandlerMs } = this.consumer.options;
     const now = Date.now();
     const ids: string[] = [];
-    for (const entry of this.consumer.held.values()) {
+    for (const entry of this.consumer.heldEntries()) {
       if (entry.leaseExpired) continue;
       const runningMs = entry.startedAt > 0 ? now - entry.startedAt : 0;
       if (runningMs <= maxHandlerMs) {

@@ -2,7 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { TransportEvents } from '../events/transport-events.js';
 import type { XAutoClaimReply } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import type { StreamConsumer } from '../server/stream-consumer.js';
+import type { RecoveryTarget } from './recovery-target.interface.js';
 import { auditTrimLoss } from './trim-audit.js';
 
 /**
@@ -15,7 +15,7 @@ export class Reclaimer {
   private round: Promise<number> | null = null;
 
   constructor(
-    private readonly consumer: StreamConsumer,
+    private readonly consumer: RecoveryTarget,
     private readonly redis: ScriptedRedis,
     private readonly count: number,
     private readonly events: TransportEvents,
@@ -49,7 +49,7 @@ export class Reclaimer {
 
   private async claimAll(): Promise<number> {
     const { stream, group, consumer } = this.consumer;
-    const minIdle = this.consumer.subscription.options.minIdleTimeMs;
+    const minIdle = this.consumer.options.minIdleTimeMs;
     let cursor = '0-0';
     let claimed = 0;
     do {

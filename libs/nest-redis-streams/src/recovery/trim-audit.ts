@@ -3,7 +3,7 @@ import type { TransportEvents } from '../events/transport-events.js';
 import { isCluster } from '../redis/connection.factory.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { hasHashTag, slotOf } from '../redis/slots.js';
-import type { StreamConsumer } from '../server/stream-consumer.js';
+import type { RecoveryTarget } from './recovery-target.interface.js';
 import { DeadLetterReason } from './dead-letter-record.js';
 
 /** Suffix of the hash remembering which losses of a stream were reported, per group. */
@@ -39,10 +39,10 @@ function legacyAuditKey(redis: ScriptedRedis, stream: string, dlq: string, audit
  * no consumer ever saw, which would otherwise vanish without a trace. Never throws.
  */
 export async function auditTrimLoss(
-  consumer: StreamConsumer, redis: ScriptedRedis, events: TransportEvents, logger: Logger,
+  consumer: RecoveryTarget, redis: ScriptedRedis, events: TransportEvents, logger: Logger,
 ): Promise<number> {
   const { stream, group } = consumer;
-  const dlq = consumer.subscription.options.deadLetterStream;
+  const dlq = consumer.options.deadLetterStream;
   try {
     const auditKey = trimAuditKey(stream);
     const found = await redis.nrsAuditTrimLoss(

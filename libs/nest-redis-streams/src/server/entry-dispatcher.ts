@@ -1,28 +1,16 @@
 import { isObservable, lastValueFrom } from 'rxjs';
 import { decodeScanned, type DecodedEntry, scanEntry } from '../codec/envelope.js';
 import { RedisStreamsContext } from '../context/redis-streams.context.js';
-import type { EntryRef } from '../events/transport-events.js';
-import { DeadLetterReason } from '../recovery/dead-letter-record.js';
+import { DeadLetterReason } from '../dead-letter-reason.js';
 import { runInTraceContext } from '../tracing/trace-context.js';
 import type { AckBatcher } from './ack-batcher.js';
 import type { FailureHandler } from './failure-handler.js';
 import type { HeldEntry } from './held-entry.js';
 import { KeySerializer } from './key-serializer.js';
 import { type Skip, skipBeforeRunning } from './request-guard.js';
-import type { ConsumerRuntime } from './stream-consumer.js';
+import type { ConsumerRuntime } from './consumer-runtime.interface.js';
+import type { SettleOutcome, SlotOwner } from './slot-owner.interface.js';
 import type { StreamSubscription } from './stream-subscription.js';
-
-/** What the dispatcher reports back to the consumer that holds the entry's slot. */
-export interface SlotOwner {
-  readonly stream: string;
-  readonly group: string;
-  readonly consumer: string;
-  ref(entry: HeldEntry): EntryRef;
-  /** The entry is done (acked, retried or parked): free its slot. */
-  settled(entry: HeldEntry): void;
-  /** Something unexpected broke while settling: log it and free the slot. */
-  settledUnexpectedly(entry: HeldEntry, err: unknown): void;
-}
 
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   value instanceof Promise || (typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function');
@@ -109,11 +97,11 @@ export class EntryDispatcher {
       logSafely(this.rt, `A "skipped" event listener threw for entry ${entry.id}: ${(err as Error)?.stack ?? err}`);
     }
     if (!entry.lost) this.acks.add(entry.id);
-    this.owner.settled(entry);
+    this.owner.settled(entry, entry.lost ? 'lost' : 'skipped');
   }
 
   /** An entry delivered too often goes to the dead-letter stream instead of the handler. */
-  private refuse(entry: HeldEntry): Promise<void> | null {
+  private refuse(entry: HeldEntry): Promise<SettleOutcome> | null {
     const { maxDeliveries } = this.subscription.options;
     if (entry.deliveries <= maxDeliveries) return null;
     const error = new Error(
@@ -147,11 +135,18 @@ export class EntryDispatcher {
       return;
     }
     this.emitHandled(entry, started, true);
+    this.owner.settled(entry, this.succeeded(entry));
+  }
+
+  /** A handler succeeded: queue the ack unless the entry is not this consumer's to ack. */
+  private succeeded(entry: HeldEntry): SettleOutcome {
+    if (entry.lost) return 'lost';
+    // Acked by the handler itself, or trimmed away (Redis dropped it from the PEL): nothing to ack.
+    if (entry.acked || entry.trimmed) return 'acked';
     const { options, kind } = this.subscription;
-    if (!entry.lost && !entry.acked && !entry.trimmed && (options.ackMode === 'auto' || kind === 'message')) {
-      this.acks.add(entry.id);
-    }
-    this.owner.settled(entry);
+    if (options.ackMode === 'manual' && kind === 'event') return 'left-pending';
+    this.acks.add(entry.id);
+    return 'acked';
   }
 
   private handlerFailed(entry: HeldEntry, started: number, err: unknown): void {
@@ -159,8 +154,8 @@ export class EntryDispatcher {
     this.settleAfter(entry, this.parking.fail(entry, err));
   }
 
-  private settleAfter(entry: HeldEntry, outcome: Promise<void>): void {
-    outcome.then(() => this.owner.settled(entry), (err: unknown) => this.owner.settledUnexpectedly(entry, err));
+  private settleAfter(entry: HeldEntry, outcome: Promise<SettleOutcome>): void {
+    outcome.then((settled) => this.owner.settled(entry, settled), (err: unknown) => this.owner.settledUnexpectedly(entry, err));
   }
 
   private orderingKeyOf(data: unknown): string | undefined {

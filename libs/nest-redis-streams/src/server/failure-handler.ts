@@ -1,39 +1,57 @@
+import { DeadLetterReason } from '../dead-letter-reason.js';
 import { isDeferral } from '../errors/event-in-progress.error.js';
 import { isNonRetryable } from '../errors/non-retryable.error.js';
-import { DeadLetterReason, deadLetterMetadata, describeError, escapedOriginalFields } from '../recovery/dead-letter-record.js';
+import type { EntryRef } from '../events/transport-events.js';
+import { deadLetterMetadata, describeError, escapedOriginalFields } from '../recovery/dead-letter-record.js';
+import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import type { HeldEntry } from './held-entry.js';
-import type { ConsumerRuntime, StreamConsumer } from './stream-consumer.js';
+import type { SettleOutcome } from './slot-owner.interface.js';
+import type { ResolvedHandlerOptions } from './stream-subscription.js';
+
+/** The stream, group and consumer whose entries a FailureHandler settles: plain values. */
+export interface FailureScope {
+  stream: string;
+  group: string;
+  consumer: string;
+  options: Pick<ResolvedHandlerOptions, 'maxDeliveries' | 'minIdleTimeMs' | 'deadLetterStream'>;
+}
+
+/** The runtime services a FailureHandler writes through. */
+export type FailureRuntime = Pick<ConsumerRuntime, 'commands' | 'events' | 'logger' | 'retryBackoffMs'>;
 
 /**
  * What happens to an entry that did not succeed: a retry after a back-off, the dead-letter
  * stream, or (at shutdown) a hand-back to the group. Every write checks that this consumer still
  * owns the entry, and entries whose payload was trimmed meanwhile are parked, never dropped.
+ * It reports an outcome instead of reaching back into the consumer: `lost` tells the caller that
+ * another consumer owns the entry now.
  */
 export class FailureHandler {
   constructor(
-    private readonly owner: StreamConsumer,
-    private readonly rt: ConsumerRuntime,
+    private readonly scope: FailureScope,
+    private readonly rt: FailureRuntime,
   ) {}
 
-  async fail(entry: HeldEntry, error: unknown): Promise<void> {
-    const { maxDeliveries, minIdleTimeMs } = this.owner.subscription.options;
+  async fail(entry: HeldEntry, error: unknown): Promise<SettleOutcome> {
+    const { stream, group, consumer, options } = this.scope;
+    const { maxDeliveries, minIdleTimeMs } = options;
     const { message } = describeError(error);
     if (entry.acked) {
       // The handler acknowledged the entry itself (manual ack) and failed afterwards: its ack
       // stands. A retry or a dead letter would run acknowledged work again (a re-drive would
       // duplicate it), and parking would race the ack and report a reclaim that never happened.
       this.rt.logger.error(
-        `Handler failed after it acknowledged entry ${entry.id} of stream "${this.owner.stream}" (group "${this.owner.group}"): ` +
+        `Handler failed after it acknowledged entry ${entry.id} of stream "${stream}" (group "${group}"): ` +
           `${message}. The ack stands: the entry is neither retried nor dead-lettered.`,
       );
-      return;
+      return 'acked';
     }
     this.rt.logger.error(
-      `Handler failed for entry ${entry.id} of stream "${this.owner.stream}" (group "${this.owner.group}", consumer ` +
-        `"${this.owner.consumer}", delivery ${entry.deliveries}/${maxDeliveries}): ${message}`,
+      `Handler failed for entry ${entry.id} of stream "${stream}" (group "${group}", consumer ` +
+        `"${consumer}", delivery ${entry.deliveries}/${maxDeliveries}): ${message}`,
     );
-    this.rt.events.emit('failed', { ...this.owner.ref(entry), error });
-    if (entry.lost) return;
+    this.rt.events.emit('failed', { ...this.ref(entry), error });
+    if (entry.lost) return 'lost';
     if (entry.trimmed) return this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
     if (isNonRetryable(error)) return this.park(entry, DeadLetterReason.NON_RETRYABLE, error);
     // A deferral (the event is being handled elsewhere) is not an attempt: the delivery count is
@@ -44,54 +62,63 @@ export class FailureHandler {
     // only after a full min-idle (Redis caps delivery times at "now", so min-idle is the cap).
     const backoff = Math.min(minIdleTimeMs, this.rt.retryBackoffMs * (deferred ? 1 : 2 ** (entry.deliveries - 1)));
     try {
-      const [, trimmed] = await this.rt.commands.nrsClaimIfOwned(
-        this.owner.stream, this.owner.group, this.owner.consumer, minIdleTimeMs - backoff,
-        deferred ? Math.max(0, entry.deliveries - 1) : -1, entry.id,
+      const [lost, trimmed] = await this.rt.commands.nrsClaimIfOwned(
+        stream, group, consumer, minIdleTimeMs - backoff, deferred ? Math.max(0, entry.deliveries - 1) : -1, entry.id,
       );
-      if (trimmed.length > 0) await this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
+      if (trimmed.length > 0) return this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
+      return lost.length > 0 ? 'lost' : 'retry-scheduled';
     } catch (err) {
       this.rt.logger.warn(`Could not schedule the retry of entry ${entry.id}: ${(err as Error).message}`);
+      return 'left-pending';
     }
   }
 
   /** Moves an entry to the dead-letter stream and acks it, atomically and only while owned. */
-  async park(entry: HeldEntry, reason: DeadLetterReason, error?: unknown, requireOwner = true): Promise<void> {
-    const dlq = this.owner.subscription.options.deadLetterStream;
-    const metadata = deadLetterMetadata(
-      { reason, stream: this.owner.stream, id: entry.id, group: this.owner.group, consumer: this.owner.consumer, deliveries: entry.deliveries, error },
-    );
+  async park(entry: HeldEntry, reason: DeadLetterReason, error?: unknown, requireOwner = true): Promise<SettleOutcome> {
+    const { stream, group, consumer, options } = this.scope;
+    const dlq = options.deadLetterStream;
+    const metadata = deadLetterMetadata({ reason, stream, id: entry.id, group, consumer, deliveries: entry.deliveries, error });
     try {
       // The script copies the payload from the stream itself, byte for byte; the fields held here
       // (decoded as UTF-8) are only the fallback for an entry trimmed away meanwhile.
       const deadLetterId = await this.rt.commands.nrsDeadLetterIfOwned(
-        this.owner.stream, dlq, this.owner.group, this.owner.consumer, entry.id, requireOwner ? '1' : '0',
+        stream, dlq, group, consumer, entry.id, requireOwner ? '1' : '0',
         String(metadata.length), ...metadata, ...escapedOriginalFields(entry.fields),
       );
-      if (deadLetterId === null) return this.owner.markLost(entry.id);
+      if (deadLetterId === null) return 'lost';
       this.rt.logger.warn(
-        `Entry ${entry.id} of stream "${this.owner.stream}" (group "${this.owner.group}") moved to "${dlq}" as ${deadLetterId}: ${reason}` +
+        `Entry ${entry.id} of stream "${stream}" (group "${group}") moved to "${dlq}" as ${deadLetterId}: ${reason}` +
           (error === undefined ? '.' : ` (${describeError(error).message})`),
       );
-      this.rt.events.emit('dead-lettered', { ...this.owner.ref(entry), reason, deadLetterStream: dlq, deadLetterId, count: 1 });
+      this.rt.events.emit('dead-lettered', { ...this.ref(entry), reason, deadLetterStream: dlq, deadLetterId, count: 1 });
+      return 'parked';
     } catch (err) {
-      this.rt.logger.error(
-        `Could not dead-letter entry ${entry.id} of stream "${this.owner.stream}" (${(err as Error).message}); it stays pending.`,
-      );
+      this.rt.logger.error(`Could not dead-letter entry ${entry.id} of stream "${stream}" (${(err as Error).message}); it stays pending.`);
+      return 'left-pending';
     }
   }
 
-  /** Hands entries back: idle set to min-idle so any consumer's reclaimer takes them next round. */
-  async release(ids: string[]): Promise<void> {
+  /**
+   * Hands entries back: idle set to min-idle so any consumer's reclaimer takes them next round.
+   * Those whose payload was trimmed meanwhile are parked with the fields held here.
+   */
+  async release(entries: HeldEntry[]): Promise<void> {
+    const { stream, group, consumer, options } = this.scope;
     try {
       const [, trimmed] = await this.rt.commands.nrsClaimIfOwned(
-        this.owner.stream, this.owner.group, this.owner.consumer, this.owner.subscription.options.minIdleTimeMs, -1, ...ids,
+        stream, group, consumer, options.minIdleTimeMs, -1, ...entries.map((entry) => entry.id),
       );
-      for (const id of trimmed) {
-        const entry = this.owner.held.get(id);
-        if (entry) await this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, undefined, false);
+      const gone = new Set(trimmed);
+      for (const entry of entries) {
+        if (gone.has(entry.id)) await this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, undefined, false);
       }
     } catch (err) {
-      this.rt.logger.warn(`Could not hand back ${ids.length} unfinished entries: ${(err as Error).message}`);
+      this.rt.logger.warn(`Could not hand back ${entries.length} unfinished entries: ${(err as Error).message}`);
     }
+  }
+
+  private ref(entry: HeldEntry): EntryRef {
+    const { stream, group, consumer } = this.scope;
+    return { stream, group, consumer, id: entry.id, deliveries: entry.deliveries };
   }
 }

@@ -1,8 +1,4 @@
-/** What the handler's context needs to ack the entry and to learn that it was taken over. */
-export interface EntryControl {
-  readonly signal: AbortSignal;
-  ack(): Promise<boolean>;
-}
+import type { EntryControl } from '../context/entry-control.interface.js';
 
 interface EntryOwner {
   manualAck(entry: HeldEntry): Promise<boolean>;

@@ -1,10 +1,11 @@
 import { REPLY_STREAM } from '../client/client.constants.js';
-import { DEAD_LETTER_SUFFIX, SERVER_DEFAULTS, defaultConsumerName } from '../constants.js';
+import { SERVER_DEFAULTS, defaultConsumerName } from '../constants.js';
+import { defaultDeadLetterStream } from '../recovery/dead-letter-stream-name.js';
 import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import type { RedisStreamsServerOptions } from '../interfaces/server-options.interface.js';
 import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.interface.js';
 import { MESSAGES } from '../messages.js';
-import { hasHashTag, slotOf } from '../redis/slots.js';
+import { slotOf } from '../redis/slots.js';
 import type { ResolvedHandlerOptions } from './stream-subscription.js';
 
 export type ResolvedServerOptions = typeof SERVER_DEFAULTS &
@@ -84,14 +85,6 @@ export function resolveHandlerOptions(
   return resolved;
 }
 
-/**
- * `<stream>:dlq`. On a cluster, a stream without a hash tag gets `{<stream>}:dlq`, which hashes
- * like the stream itself: parking an entry (XADD there + XACK here) is one atomic script, and a
- * script's keys must share a slot.
- */
-export function defaultDeadLetterStream(stream: string, cluster: boolean): string {
-  return cluster && !hasHashTag(stream) ? `{${stream}}${DEAD_LETTER_SUFFIX}` : `${stream}${DEAD_LETTER_SUFFIX}`;
-}
 
 function requirePositiveInteger(option: string, value: unknown, where: string): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {

@@ -1,37 +1,16 @@
-import type { Logger } from '@nestjs/common';
-import type { Redis } from 'ioredis';
-import type { DecodedEntry } from '../codec/envelope.js';
-import type { RedisStreamsContext } from '../context/redis-streams.context.js';
-import type { EntryRef, TransportEvents } from '../events/transport-events.js';
-import type { PayloadDeserializer } from '../interfaces/payload-codec.interface.js';
-import { DeadLetterReason } from '../recovery/dead-letter-record.js';
+import { DeadLetterReason } from '../dead-letter-reason.js';
+import type { EntryRef } from '../events/transport-events.js';
 import { isBusyGroupError, isNoGroupError } from '../redis/errors.js';
 import type { StreamEntryReply, XReadGroupReply } from '../redis/replies.js';
-import type { ScriptedRedis } from '../redis/scripts.js';
 import { AckBatcher } from './ack-batcher.js';
-import { EntryDispatcher, logSafely, type SlotOwner } from './entry-dispatcher.js';
+import type { ConsumerRuntime } from './consumer-runtime.interface.js';
+import { EntryDispatcher, logSafely } from './entry-dispatcher.js';
 import { FailureHandler } from './failure-handler.js';
 import { FifoQueue } from './fifo-queue.js';
 import { HeldEntry } from './held-entry.js';
+import type { RecoveryTarget } from '../recovery/recovery-target.interface.js';
+import type { SettleOutcome, SlotOwner } from './slot-owner.interface.js';
 import type { StreamSubscription } from './stream-subscription.js';
-
-/** What a consumer needs from the server that owns it. */
-export interface ConsumerRuntime {
-  consumer: string;
-  blockMs: number;
-  retryBackoffMs: number;
-  deserializer: PayloadDeserializer;
-  commands: ScriptedRedis;
-  reader: Redis;
-  events: TransportEvents;
-  logger: Logger;
-  /** Requests are answered only on reply streams under this prefix. */
-  replyStreamPrefix: string;
-  /** OpenTelemetry is installed and configured: run handlers in consumer spans. */
-  tracing: boolean;
-  /** Calls the handler; the promise resolves with what it returned (an Observable is not awaited). */
-  invoke(subscription: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext): Promise<unknown>;
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -40,7 +19,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Start-up drains this consumer's own pending entries (ID `0`) before new ones (`>`); every
  * entry is acknowledged only after its handler succeeded.
  */
-export class StreamConsumer implements SlotOwner {
+export class StreamConsumer implements SlotOwner, RecoveryTarget {
   /** Entries read and not yet settled, by id: running, waiting for a slot, or being acked. */
   readonly held = new Map<string, HeldEntry>();
   /** Time of the last successful read (or empty read) of the loop: a liveness signal. */
@@ -65,7 +44,7 @@ export class StreamConsumer implements SlotOwner {
 
   constructor(readonly subscription: StreamSubscription, private readonly rt: ConsumerRuntime) {
     const { stream, options } = subscription;
-    this.parking = new FailureHandler(this, rt);
+    this.parking = new FailureHandler({ stream, group: options.group, consumer: rt.consumer, options }, rt);
     this.acks = new AckBatcher(
       rt.commands, stream, options.group, rt.consumer,
       (id) => this.ackRejected(id),
@@ -87,6 +66,15 @@ export class StreamConsumer implements SlotOwner {
   }
   get consumer(): string {
     return this.rt.consumer;
+  }
+  get options(): StreamSubscription['options'] {
+    return this.subscription.options;
+  }
+  get heldCount(): number {
+    return this.held.size;
+  }
+  heldEntries(): Iterable<HeldEntry> {
+    return this.held.values();
   }
   /** How many more new entries the read loop may take. */
   get room(): number {
@@ -145,7 +133,7 @@ export class StreamConsumer implements SlotOwner {
       clearTimeout(timer);
     }
     await this.acks.drain();
-    const unfinished = [...this.held.keys()];
+    const unfinished = [...this.held.values()];
     if (unfinished.length > 0) await this.parking.release(unfinished);
   }
 
@@ -358,7 +346,7 @@ export class StreamConsumer implements SlotOwner {
       if (lost.length > 0) {
         // Acked, parked or taken over since the replay read it: not this consumer's to run.
         entry.markLost();
-        return this.settled(entry);
+        return this.settled(entry, 'lost');
       }
       if (trimmed.length > 0) entry.trimmed = true;
     }
@@ -368,12 +356,14 @@ export class StreamConsumer implements SlotOwner {
 
   settledUnexpectedly(entry: HeldEntry, err: unknown): void {
     logSafely(this.rt, `Unexpected failure settling entry ${entry.id} of "${this.stream}": ${(err as Error)?.stack ?? err}`);
-    this.settled(entry);
+    this.settled(entry, 'left-pending');
   }
 
   /** Frees the entry's slot; once per entry, whichever path gets here first. */
-  settled(entry: HeldEntry): void {
+  settled(entry: HeldEntry, outcome: SettleOutcome): void {
     if (entry.settled) return;
+    // The dead-letter or retry script found the entry owned by another consumer.
+    if (outcome === 'lost' && !entry.lost) this.markLost(entry.id);
     entry.settled = true;
     this.running--;
     if (this.held.get(entry.id) === entry) this.held.delete(entry.id);

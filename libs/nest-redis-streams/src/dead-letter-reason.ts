@@ -1,0 +1,13 @@
+/** Why an entry was parked in the dead-letter stream. */
+export enum DeadLetterReason {
+  /** Failed on every one of `maxDeliveries` deliveries. */
+  MAX_DELIVERIES = 'max-deliveries',
+  /** The handler threw NonRetryableError. */
+  NON_RETRYABLE = 'non-retryable',
+  /** The fields could not be decoded; no retry can fix that. */
+  UNDECODABLE = 'undecodable',
+  /** Tombstone: the entry was still pending but trimming had deleted its payload. */
+  PAYLOAD_TRIMMED = 'payload-trimmed',
+  /** Tombstone for entries trimmed before the group read them at all (`dlq:lost_count` of them). */
+  TRIMMED_UNDELIVERED = 'trimmed-undelivered',
+}

@@ -1,0 +1,37 @@
+import type { StreamEntryReply } from '../redis/replies.js';
+
+/** An entry held by a consumer, as lease renewal sees it. */
+export interface LeasedEntry {
+  readonly id: string;
+  readonly deliveries: number;
+  /** When its handler started (ms since epoch); 0 while it waits for a slot. */
+  readonly startedAt: number;
+  /** Its handler ran past maxHandlerMs: the lease is not renewed any more. */
+  leaseExpired: boolean;
+  /** Fires the handler's abort signal. */
+  abort(reason: string): void;
+}
+
+/**
+ * What recovery (reclaim, lease renewal, trim audit) needs of one consumer of one stream and
+ * group. The consumer implements it; recovery never sees the consumer itself.
+ */
+export interface RecoveryTarget {
+  readonly stream: string;
+  readonly group: string;
+  readonly consumer: string;
+  readonly options: { readonly minIdleTimeMs: number; readonly maxHandlerMs: number; readonly deadLetterStream: string };
+  /** Entries held now: running, waiting for a slot, or (while stopping) waiting to be handed back. */
+  heldEntries(): Iterable<LeasedEntry>;
+  readonly heldCount: number;
+  /** How many more entries a reclaim round may hand over. */
+  readonly reclaimRoom: number;
+  /** Takes claimed entries; resolves with how many it accepted (those still pending and new here). */
+  acceptClaimed(entries: StreamEntryReply[]): Promise<number>;
+  /** Writes tombstones for pending entries whose payload was trimmed away. */
+  tombstone(ids: string[]): Promise<void>;
+  /** The entry is owned by another consumer now. */
+  markLost(id: string): void;
+  /** The entry's payload was trimmed while held (Redis dropped it from the PEL). */
+  markTrimmed(id: string): void;
+}

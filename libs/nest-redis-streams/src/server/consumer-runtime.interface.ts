@@ -1,0 +1,26 @@
+import type { Logger } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import type { DecodedEntry } from '../codec/envelope.js';
+import type { RedisStreamsContext } from '../context/redis-streams.context.js';
+import type { TransportEvents } from '../events/transport-events.js';
+import type { PayloadDeserializer } from '../interfaces/payload-codec.interface.js';
+import type { ScriptedRedis } from '../redis/scripts.js';
+import type { StreamSubscription } from './stream-subscription.js';
+
+/** What a consumer needs from the server that owns it. */
+export interface ConsumerRuntime {
+  consumer: string;
+  blockMs: number;
+  retryBackoffMs: number;
+  deserializer: PayloadDeserializer;
+  commands: ScriptedRedis;
+  reader: Redis;
+  events: TransportEvents;
+  logger: Logger;
+  /** Requests are answered only on reply streams under this prefix. */
+  replyStreamPrefix: string;
+  /** OpenTelemetry is installed and configured: run handlers in consumer spans. */
+  tracing: boolean;
+  /** Calls the handler; the promise resolves with what it returned (an Observable is not awaited). */
+  invoke(subscription: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext): Promise<unknown>;
+}
