@@ -15,6 +15,11 @@ try {
   console.error(err.message);
   process.exit(1);
 }
+// The full run starts with the code-shape checks (import cycles and direction, lint, format).
+if (process.argv.length <= 2) {
+  const checked = spawnSync(process.execPath, ['scripts/check-code.mjs'], { stdio: 'inherit' });
+  if (checked.status !== 0) process.exit(checked.status ?? 1);
+}
 // Recovery tests and the demo test run separate processes from compiled JavaScript.
 const tsc = 'node_modules/typescript/bin/tsc';
 for (const project of ['libs/nest-redis-streams/tsconfig.build.json', 'apps/orders-demo/tsconfig.app.json', 'test/workers/tsconfig.json']) {

@@ -71,7 +71,7 @@ describe('chaos: consumer crashes', () => {
     const count = scaled(300);
     const exitAt = Math.floor(count / 3);
     // The transport's default read-ahead (none): see repro/replay-inflates-deliveries for more.
-    const { PREFETCH, ...rest } = FAST;
+    const { PREFETCH: _readAhead, ...rest } = FAST;
     const env = { ...rest, MAX_DELIVERIES: 3, CONCURRENCY: 1 };
     const supervisor = await new Supervisor(() => s.consumer('worker-1', env)).begin();
     await s.produced(s.producer('producer', { COUNT: count, EXIT_AT: exitAt }));

@@ -1,7 +1,6 @@
 import { Inject, Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ClientProxy, ClientsModule } from '@nestjs/microservices';
-import type { Redis } from 'ioredis';
 import { lastValueFrom } from 'rxjs';
 import {
   InjectRedisStreamsClient,

@@ -1,6 +1,5 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, MessagePattern, Payload, RpcException } from '@nestjs/microservices';
-import type { Redis } from 'ioredis';
 import { firstValueFrom, lastValueFrom, of, toArray } from 'rxjs';
 import {
   ClientClosedError,

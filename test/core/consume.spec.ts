@@ -189,7 +189,7 @@ describe('consuming a stream in a consumer group', () => {
       seen.push(Number(data.n));
       return data.n === '0' ? new Promise((resolve) => setTimeout(resolve, 100)) : undefined;
     }) as unknown as MessageHandler, true, {});
-    await new Promise<void>((resolve, reject) => server.listen((err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) => void server.listen((err) => (err ? reject(err) : resolve())));
     closers.push(() => server.close());
     await waitFor(() => seen.length === 20_000, 'all 20,000 entries');
     await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'every entry acked');
@@ -201,7 +201,7 @@ describe('consuming a stream in a consumer group', () => {
     const server = new RedisStreamsServer({ connection: redisUrl(), reclaimIntervalMs: 0 });
     // Not a native Promise: a library's own promise type, adopted like `await` would.
     server.addHandler(stream, (() => ({ then: (resolve: () => void) => (release = resolve) })) as unknown as MessageHandler, true, {});
-    await new Promise<void>((resolve, reject) => server.listen((err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) => void server.listen((err) => (err ? reject(err) : resolve())));
     closers.push(() => server.close());
     await redis.xadd(stream, '*', 'n', '1');
     await waitFor(() => release, 'the handler to run');

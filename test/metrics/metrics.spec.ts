@@ -137,7 +137,7 @@ describe('RedisStreamsMetrics', () => {
   it('samples pending, oldest idle and lag on its interval', async () => {
     const stream = unique('metrics-gauges');
     await redis.xgroup('CREATE', stream, 'nest', '0', 'MKSTREAM');
-    const [id] = await Promise.all([redis.xadd(stream, '*', 'n', '1')]);
+    const id = await redis.xadd(stream, '*', 'n', '1');
     await redis.xreadgroup('GROUP', 'nest', 'ghost', 'COUNT', 1, 'STREAMS', stream, '>');
     // The ghost hung ten minutes ago and never acked.
     await redis.xclaim(stream, 'nest', 'ghost', 0, id!, 'IDLE', 600_000, 'JUSTID');

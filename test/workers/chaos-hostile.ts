@@ -43,7 +43,7 @@ export function hostileEntries(run: string, count: number, seed: number): Hostil
     return { eventId, fields: ['v', 'nrs/1', 'event_id', eventId, 'data', data, ...extra] };
   };
   const kinds: Array<(i: number) => HostileEntry> = [
-    (i) => {
+    (_i) => {
       const fields: string[] = [];
       for (let f = 0, n = 1 + Math.floor(random() * 12); f < n; f++) fields.push(random() < 0.3 ? pick(POLLUTERS) : text(1 + Math.floor(random() * 20)), text(Math.floor(random() * 50)));
       return { label: 'random field map', fields, expect: 'process' };

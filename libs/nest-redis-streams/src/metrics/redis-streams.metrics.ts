@@ -111,7 +111,7 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
     const targets = server ? [server] : [...this.attachments.keys()];
     await Promise.all(targets.map((s) => {
       const attachment = this.attachments.get(s);
-      return attachment ? this.sample(s, attachment) : undefined;
+      return attachment ? this.sample(s, attachment) : Promise.resolve();
     }));
   }
 

@@ -25,12 +25,12 @@ export class RetentionScheduler {
     if (!retention || this.watched.has(stream)) return;
     if (!retention.safe && retention.maxLen === undefined) return;
     const intervalMs = retention.intervalMs ?? RETENTION_DEFAULTS.intervalMs;
-    const timer = setInterval(() => this.runGuarded(stream), intervalMs);
+    const timer = setInterval(() => void this.runGuarded(stream), intervalMs);
     // Retention must not keep a process alive that has nothing else to do.
     timer.unref();
     this.watched.set(stream, { retention, timer, running: null });
     // A backlog that is already too large is worth a warning now, not one interval later.
-    if (!retention.safe) this.runGuarded(stream);
+    if (!retention.safe) void this.runGuarded(stream);
   }
 
   /** Runs every watched stream's work now (waits for runs already going). */
@@ -42,7 +42,7 @@ export class RetentionScheduler {
   async stop(): Promise<void> {
     const running = [...this.watched.values()].map((w) => {
       clearInterval(w.timer);
-      return w.running;
+      return w.running ?? Promise.resolve();
     });
     this.watched.clear();
     await Promise.all(running);

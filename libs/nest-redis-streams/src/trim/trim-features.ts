@@ -48,7 +48,7 @@ export async function detectTrimFeatures(redis: Redis, stream: string): Promise<
     const message = err instanceof Error ? err.message : String(err);
     // WRONGTYPE comes after the options were parsed, so the option exists.
     if (/syntax error/i.test(message)) ackedOption = false;
-    else if (/^WRONGTYPE/.test(message)) ackedOption = true;
+    else if (message.startsWith('WRONGTYPE')) ackedOption = true;
     else throw err;
   }
   return { redisVersion, ackedOption, useAcked: ackedOption && isAckedApproxFixed(redisVersion) };
