@@ -1,0 +1,188 @@
+import type { ScriptedRedis } from '../redis/scripts.js';
+import { AckBatcher } from './ack-batcher.js';
+
+// The batcher is driven against a fake of the one script it calls, nrsAckIfOwned: it acks the
+// ids this consumer owns and answers with the others (as the Lua does). With `held` set, each
+// call waits until the test releases it, so a flush can be kept in flight.
+
+interface AckCall { stream: string; group: string; consumer: string; smallest: string; largest: string; ids: string[] }
+
+class FakeAckScript {
+  readonly owned = new Set<string>();
+  readonly calls: AckCall[] = [];
+  held = false;
+  failWith: Error | null = null;
+  private readonly waiting: Array<() => void> = [];
+
+  own(...ids: string[]): this {
+    for (const id of ids) this.owned.add(id);
+    return this;
+  }
+
+  /** Lets the oldest held call answer. */
+  release(): void {
+    this.waiting.shift()?.();
+  }
+
+  async nrsAckIfOwned(stream: string, group: string, consumer: string, smallest: string, largest: string, ...ids: string[]): Promise<string[]> {
+    this.calls.push({ stream, group, consumer, smallest, largest, ids });
+    if (this.held) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    if (this.failWith) throw this.failWith;
+    // Like the Lua: the ids form a set, so an id sent twice is acked (or reported) once.
+    const notOwned: string[] = [];
+    for (const id of new Set(ids)) {
+      if (this.owned.has(id)) this.owned.delete(id);
+      else notOwned.push(id);
+    }
+    return notOwned;
+  }
+}
+
+/** Runs the event loop until `done` holds (a flush starts on setImmediate); no timers. */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 50 && !done(); i++) await new Promise<void>((resolve) => setImmediate(resolve));
+  expect(done()).toBe(true);
+}
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function setup() {
+  const redis = new FakeAckScript();
+  const lost: string[] = [];
+  const acked: number[] = [];
+  const errors: Array<[message: string, ids: string[]]> = [];
+  const batcher = new AckBatcher(
+    redis as unknown as ScriptedRedis, 'orders', 'billing', 'c1',
+    (id) => lost.push(id),
+    (count) => acked.push(count),
+    (err, ids) => errors.push([err.message, ids]),
+  );
+  return { batcher, redis, lost, acked, errors };
+}
+
+describe('AckBatcher', () => {
+  it('sends the acks added in one turn as one call on the next turn', async () => {
+    const { batcher, redis, acked } = setup();
+    redis.own('1-0', '2-0', '3-0');
+    batcher.add('1-0');
+    batcher.add('2-0');
+    batcher.add('3-0');
+    expect(redis.calls).toEqual([]);
+    await turn();
+    expect(redis.calls).toEqual([{ stream: 'orders', group: 'billing', consumer: 'c1', smallest: '1-0', largest: '3-0', ids: ['1-0', '2-0', '3-0'] }]);
+    await until(() => acked.length === 1);
+    expect(acked).toEqual([3]);
+  });
+
+  it('sends acks added while a call is in flight together in the next call', async () => {
+    const { batcher, redis } = setup();
+    redis.held = true;
+    batcher.add('1-0');
+    await until(() => redis.calls.length === 1);
+    batcher.add('2-0');
+    batcher.add('3-0');
+    await turn();
+    await turn();
+    expect(redis.calls).toHaveLength(1);
+    redis.release();
+    await until(() => redis.calls.length === 2);
+    expect(redis.calls.map((call) => call.ids)).toEqual([['1-0'], ['2-0', '3-0']]);
+    redis.release();
+    await batcher.drain();
+  });
+
+  it('splits more than 1000 ids into calls of at most 1000, in order', async () => {
+    const { batcher, redis, acked } = setup();
+    const ids = Array.from({ length: 2_500 }, (_, i) => `${i + 1}-0`);
+    redis.own(...ids);
+    for (const id of ids) batcher.add(id);
+    await batcher.drain();
+    expect(redis.calls.map((call) => call.ids.length)).toEqual([1_000, 1_000, 500]);
+    expect(redis.calls.flatMap((call) => call.ids)).toEqual(ids);
+    expect(redis.calls.map((call) => [call.smallest, call.largest])).toEqual([['1-0', '1000-0'], ['1001-0', '2000-0'], ['2001-0', '2500-0']]);
+    expect(acked).toEqual([1_000, 1_000, 500]);
+  });
+
+  it('passes the smallest and largest id by stream order, not string order', async () => {
+    const { batcher, redis } = setup();
+    for (const id of ['5-0', '10-0', '2-10', '2-3', '9-1']) batcher.add(id);
+    await batcher.drain();
+    expect(redis.calls).toMatchObject([{ smallest: '2-3', largest: '10-0' }]);
+  });
+
+  it('answers addAndWait with true once acked and false for an id owned elsewhere, reporting it lost', async () => {
+    const { batcher, redis, lost, acked } = setup();
+    redis.own('1-0');
+    const mine = batcher.addAndWait('1-0');
+    const stolen = batcher.addAndWait('2-0');
+    await expect(mine).resolves.toBe(true);
+    await expect(stolen).resolves.toBe(false);
+    expect(lost).toEqual(['2-0']);
+    expect(acked).toEqual([1]);
+  });
+
+  it('resolves every waiter of one id', async () => {
+    const { batcher, redis } = setup();
+    redis.own('1-0');
+    const waits = [batcher.addAndWait('1-0'), batcher.addAndWait('1-0'), batcher.addAndWait('1-0')];
+    await expect(Promise.all(waits)).resolves.toEqual([true, true, true]);
+    redis.held = true;
+    const second = [batcher.addAndWait('2-0'), batcher.addAndWait('2-0')];
+    await until(() => redis.calls.length === 2);
+    redis.release();
+    await expect(Promise.all(second)).resolves.toEqual([false, false]);
+  });
+
+  it('reports a failed call through onError and answers its waiters false, then keeps sending', async () => {
+    const { batcher, redis, lost, errors } = setup();
+    redis.own('1-0', '2-0', '3-0');
+    redis.failWith = new Error('connection lost');
+    batcher.add('1-0');
+    const waiting = batcher.addAndWait('2-0');
+    await expect(waiting).resolves.toBe(false);
+    expect(errors).toEqual([['connection lost', ['1-0', '2-0']]]);
+    expect(lost).toEqual([]);
+    redis.failWith = null;
+    await expect(batcher.addAndWait('3-0')).resolves.toBe(true);
+  });
+
+  it('drain resolves only after everything queued, in flight or behind it, was sent', async () => {
+    const { batcher, redis } = setup();
+    redis.held = true;
+    batcher.add('1-0');
+    await until(() => redis.calls.length === 1);
+    batcher.add('2-0');
+    let drained = false;
+    const draining = batcher.drain().then(() => (drained = true));
+    await turn();
+    expect(drained).toBe(false);
+    redis.release();
+    await until(() => redis.calls.length === 2);
+    expect(drained).toBe(false);
+    redis.release();
+    await draining;
+    expect(redis.calls.map((call) => call.ids)).toEqual([['1-0'], ['2-0']]);
+    expect(batcher.unsent().size).toBe(0);
+  });
+
+  it('drain resolves at once when nothing is queued', async () => {
+    const { batcher, redis } = setup();
+    await batcher.drain();
+    expect(redis.calls).toEqual([]);
+  });
+
+  it('lists queued and in-flight ids as unsent until Redis answered', async () => {
+    const { batcher, redis } = setup();
+    redis.held = true;
+    batcher.add('1-0');
+    expect([...batcher.unsent()]).toEqual(['1-0']);
+    await until(() => redis.calls.length === 1);
+    batcher.add('2-0');
+    expect([...batcher.unsent()].sort()).toEqual(['1-0', '2-0']);
+    redis.release();
+    await until(() => redis.calls.length === 2);
+    expect([...batcher.unsent()]).toEqual(['2-0']);
+    redis.release();
+    await batcher.drain();
+    expect(batcher.unsent().size).toBe(0);
+  });
+});
