@@ -3,7 +3,9 @@ import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scrip
 import { pairsToObject } from '../../libs/nest-redis-streams/src/redis/replies.js';
 import { probeRedisFeatures } from '../../libs/nest-redis-streams/src/redis/redis-features.js';
 import { UnsupportedRedisError } from '../../libs/nest-redis-streams/src/redis/unsupported-redis.error.js';
-import { redisClient, unique } from '../support/helpers.js';
+import { Controller } from '@nestjs/common';
+import { EventPattern } from '@nestjs/microservices';
+import { redisClient, startMicroservice, unique } from '../support/helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startRedis } = require('../../scripts/lib/redis-process.cjs');
@@ -70,6 +72,26 @@ describe('group creation and the Redis feature probe (real redis-server)', () =>
       );
     } finally {
       client.disconnect();
+      await server.stop();
+    }
+  });
+
+  it('makes listen() fail with that message, before any group is created', async () => {
+    const server = await startRedis({ appendonly: false, extraArgs: ['--rename-command', 'XAUTOCLAIM', ''] });
+    const stream = unique('probe-listen');
+    @Controller()
+    class Handler {
+      @EventPattern(stream)
+      handle() {}
+    }
+    try {
+      const failure = await startMicroservice([Handler], { connection: server.url }).catch((err: unknown) => err);
+      expect(failure).toBeInstanceOf(UnsupportedRedisError);
+      expect((failure as Error).message).toMatch(/does not offer XAUTOCLAIM.*Allow XAUTOCLAIM \(Redis 6\.2 or newer\)\./);
+      const probe = new Redis(server.url, { maxRetriesPerRequest: 1 });
+      expect(await probe.exists(stream)).toBe(0);
+      probe.disconnect();
+    } finally {
       await server.stop();
     }
   });

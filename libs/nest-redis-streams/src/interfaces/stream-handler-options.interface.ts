@@ -51,7 +51,7 @@ export interface StreamHandlerOptions {
    */
   deadLetterStream?: string;
   /**
-   * Number of partition streams the pattern is spread over (`orders:{0}` … `orders:{N-1}`, one
+   * Number of partition streams the pattern is spread over (`orders:{orders:0}` … `orders:{orders:N-1}`, one
    * hash tag each, so a Redis Cluster places them on different shards). The handler consumes all
    * of them in its group; the client picks a partition per entry. 1 = a single stream `orders`.
    * @default 1

@@ -48,6 +48,13 @@ export async function auditTrimLoss(
     const found = await redis.nrsAuditTrimLoss(
       stream, dlq, auditKey, legacyAuditKey(redis, stream, dlq, auditKey), group, consumer.consumer, Date.now(),
     );
+    // After the audit has counted this round's losses (a trim loss leaves the same gap in the
+    // counters): a caught-up group whose entries-read went stale (Redis 7.0 replicas do not
+    // advance it, so after a failover) is set right, so lag is exact again.
+    const repaired = await redis.nrsRepairEntriesRead(stream, group);
+    if (repaired > 0) {
+      logger.warn(`Group "${group}" of stream "${stream}" had a stale entries-read counter (off by ${repaired}, e.g. after a failover); set right.`);
+    }
     if (!found) return 0;
     const [count, deadLetterId] = found;
     logger.error(

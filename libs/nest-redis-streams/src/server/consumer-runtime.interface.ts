@@ -17,6 +17,8 @@ export interface ConsumerRuntime {
   reader: Redis;
   events: TransportEvents;
   logger: Logger;
+  /** The server has Redis 7.0's stream counters (entries-read, ENTRIESREAD): see probeRedisFeatures. */
+  streamCounters: boolean;
   /** Requests are answered only on reply streams under this prefix. */
   replyStreamPrefix: string;
   /** OpenTelemetry is installed and configured: run handlers in consumer spans. */

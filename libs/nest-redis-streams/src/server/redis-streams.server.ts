@@ -16,6 +16,7 @@ import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.
 import { MESSAGES } from '../messages.js';
 import { connectOrExplain, watchStatus } from '../redis/connect.js';
 import { createRedisConnection, isClusterConnection } from '../redis/connection.factory.js';
+import { probeRedisFeatures } from '../redis/redis-features.js';
 import { tracingEnabled } from '../tracing/trace-context.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
 import { ConsumerScheduler } from './consumer-scheduler.js';
@@ -164,11 +165,14 @@ export class RedisStreamsServer
     this.commands = withStreamScripts(this.withListeners(createRedisConnection(connection, `commands:${this.options.consumer}`)));
     watchStatus(this.commands, this._status$);
     await connectOrExplain(this.commands, connection);
+    // Once per listen(): a Redis without XAUTOCLAIM fails here, naming its version and the minimum.
+    const features = await probeRedisFeatures(this.commands);
     const runtime = {
       consumer: this.options.consumer,
       blockMs: this.options.blockMs,
       retryBackoffMs: this.options.retryBackoffMs,
       replyStreamPrefix: this.options.replyStreamPrefix,
+      streamCounters: features.streamCounters,
       deserializer: this.options.deserializer ?? new JsonCodec(),
       commands: this.commands,
       events: this.events,

@@ -103,7 +103,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
 
   async ensureGroup(): Promise<void> {
     try {
-      await this.rt.commands.nrsCreateGroup(this.stream, this.group, this.subscription.options.startId);
+      await this.rt.commands.nrsCreateGroup(this.stream, this.group, this.subscription.options.startId, this.rt.streamCounters ? '1' : '0');
     } catch (err) {
       if (!isBusyGroupError(err)) throw err;
     }

@@ -61,6 +61,8 @@ if redis.call('HGET', KEYS[3], rebaseKey) then
   return 0
 end
 local reported = tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0')
+-- Lower than reported: the group's entries-read was repaired (after a failover) or rebased.
+if lost < reported then redis.call('HSET', KEYS[3], ARGV[1], lost) end
 if lost <= reported then return 0 end
 redis.call('HSET', KEYS[3], ARGV[1], lost)
 local delta = lost - reported
