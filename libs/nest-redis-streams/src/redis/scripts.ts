@@ -24,8 +24,10 @@ export interface StreamScripts {
     stream: string, group: string, consumer: string, after: string, count: number,
   ): Promise<Array<[id: string, deliveries: number, fields: string[] | null]>>;
   nrsAckIfOwned(stream: string, group: string, consumer: string, smallest: string, largest: string, ...ids: string[]): Promise<string[]>;
+  /** `metadata`: the count of metadata words, the metadata, then the fallback fields (see lua/dead-letter-if-owned.ts). */
   nrsDeadLetterIfOwned(
-    stream: string, dlq: string, group: string, consumer: string, id: string, requireOwner: '1' | '0', ...fields: string[]
+    stream: string, dlq: string, group: string, consumer: string, id: string, requireOwner: '1' | '0',
+    ...metadataCountThenMetadataThenFallback: string[]
   ): Promise<string | null>;
   nrsDeleteConsumerIfIdle(stream: string, group: string, consumer: string): Promise<number>;
   /** `entriesRead` '0' leaves ENTRIESREAD out (Redis < 7.0); without it, it is tried and dropped if refused. */
