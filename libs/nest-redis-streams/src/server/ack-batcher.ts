@@ -96,7 +96,8 @@ export class AckBatcher {
     }
     const lostSet = new Set(lost);
     for (const id of lost) this.onLost(id);
-    this.onAcked(ids.length - lost.length);
+    // The script treats ids as a set: an id queued twice is acked once.
+    this.onAcked(new Set(ids).size - lost.length);
     this.settle(ids, lostSet);
   }
 

@@ -7,7 +7,7 @@ describe('option resolution', () => {
     const handler = resolveHandlerOptions(server, { group: 'billing', concurrency: 100 }, 'orders');
     expect(handler).toEqual({
       group: 'billing', concurrency: 100, prefetchCount: 100, startId: '0', ackMode: 'auto',
-      maxDeliveries: 5, minIdleTimeMs: 30_000, deadLetterStream: 'orders:dlq',
+      maxDeliveries: 5, minIdleTimeMs: 30_000, deadLetterStream: 'orders:dlq', maxHandlerMs: 300_000, orderingKey: undefined,
     });
   });
 
