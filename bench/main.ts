@@ -20,7 +20,10 @@ const PROFILES = fileURLToPath(new URL('./profiles/', import.meta.url));
 const SECTIONS = ['drain', 'latency', 'producer', 'memory', 'cluster'] as const;
 
 function parseArgs(argv: string[]) {
-  const only = argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+  const only = argv
+    .find((a) => a.startsWith('--only='))
+    ?.slice('--only='.length)
+    .split(',');
   return { profile: argv.includes('--profile'), sections: new Set(only ?? SECTIONS) };
 }
 

@@ -10,8 +10,16 @@ import { spawnSync } from 'node:child_process';
 
 const bin = (name) => `node_modules/.bin/${name}`;
 const checks = [
-  ['import shape', bin('depcruise'), ['libs/nest-redis-streams/src', '--config', '.dependency-cruiser.cjs', '--output-type', 'err']],
-  ['lint', bin('oxlint'), ['--type-aware', '--tsconfig', 'tsconfig.json', '--deny-warnings', 'libs', 'apps', 'test', 'bench', 'scripts']],
+  [
+    'import shape',
+    bin('depcruise'),
+    ['libs/nest-redis-streams/src', '--config', '.dependency-cruiser.cjs', '--output-type', 'err'],
+  ],
+  [
+    'lint',
+    bin('oxlint'),
+    ['--type-aware', '--tsconfig', 'tsconfig.json', '--deny-warnings', 'libs', 'apps', 'test', 'bench', 'scripts'],
+  ],
   ['format', bin('prettier'), ['--check', '--log-level', 'warn', 'libs', 'apps', 'test', 'bench', 'scripts']],
 ];
 let failed = 0;
@@ -19,7 +27,9 @@ for (const [what, command, args] of checks) {
   const started = Date.now();
   const run = spawnSync(command, args, { stdio: 'inherit' });
   const ok = run.status === 0;
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what} (${Date.now() - started} ms)${ok ? '' : what === 'format' ? ': run `npm run format`' : ''}`);
+  console.log(
+    `${ok ? 'ok  ' : 'FAIL'} ${what} (${Date.now() - started} ms)${ok ? '' : what === 'format' ? ': run `npm run format`' : ''}`,
+  );
   if (!ok) failed++;
 }
 process.exit(failed === 0 ? 0 : 1);

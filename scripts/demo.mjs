@@ -25,7 +25,10 @@ const step = (s) => console.log(`\n${bold(`▶ ${s}`)}`);
 async function main() {
   step('Building the library and the demo app');
   for (const project of ['libs/nest-redis-streams/tsconfig.build.json', 'apps/orders-demo/tsconfig.app.json']) {
-    const built = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', project], { cwd: root, stdio: 'inherit' });
+    const built = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', project], {
+      cwd: root,
+      stdio: 'inherit',
+    });
     if (built.status !== 0) throw new Error(`Build of ${project} failed.`);
   }
 
@@ -57,7 +60,8 @@ async function main() {
     // Show the transport's warnings (retries, dead letters) as they happen; the rest stays in the file.
     stream.on('data', (chunk) => {
       for (const line of chunk.toString().split('\n')) {
-        if (/WARN|ERROR/.test(line) && !/RpcExceptionsHandler/.test(line)) console.log(`  app | ${line.replace(/\x1b\[[0-9;]*m/g, '').replace(/^.*?(WARN|ERROR)/, '$1')}`);
+        if (/WARN|ERROR/.test(line) && !/RpcExceptionsHandler/.test(line))
+          console.log(`  app | ${line.replace(/\x1b\[[0-9;]*m/g, '').replace(/^.*?(WARN|ERROR)/, '$1')}`);
       }
     });
   }
@@ -72,7 +76,9 @@ async function main() {
       await Promise.all(Array.from({ length: Math.min(20, ORDERS - i) }, (_, k) => postOrder(base, i + k)));
     }
     const seconds = (performance.now() - started) / 1000;
-    console.log(`${ORDERS} orders stored in Redis in ${seconds.toFixed(2)} s (${Math.round(ORDERS / seconds)} orders/s over HTTP).`);
+    console.log(
+      `${ORDERS} orders stored in Redis in ${seconds.toFixed(2)} s (${Math.round(ORDERS / seconds)} orders/s over HTTP).`,
+    );
     await postOrder(base, 42); // the client retries a POST: same order id, same event id
     console.log('Order 42 posted a second time (a client retry): payments must charge it once.');
     await redis.xadd('orders', '*', 'customerId', 'legacy-crm', 'amount', '50000');
@@ -81,12 +87,17 @@ async function main() {
     step('Waiting until every group has processed every entry');
     const valid = ORDERS - INVALID.length;
     const expected = { 'inventory.reserved': ORDERS + 2, 'payments.charged': valid + 1 };
-    const ledger = await waitUntil(async () => {
-      const snapshot = await (await fetch(`${base}/orders/ledger`)).json();
-      const pending = await totalPending(redis);
-      const done = Object.entries(expected).every(([k, v]) => snapshot[k] === v) && pending === 0;
-      return done ? snapshot : null;
-    }, 'all groups to finish', 60_000, exited);
+    const ledger = await waitUntil(
+      async () => {
+        const snapshot = await (await fetch(`${base}/orders/ledger`)).json();
+        const pending = await totalPending(redis);
+        const done = Object.entries(expected).every(([k, v]) => snapshot[k] === v) && pending === 0;
+        return done ? snapshot : null;
+      },
+      'all groups to finish',
+      60_000,
+      exited,
+    );
     console.log('What each group did:');
     for (const [key, value] of Object.entries(ledger)) console.log(`  ${key.padEnd(36)} ${value}`);
 
@@ -96,7 +107,9 @@ async function main() {
     step('Dead letters (orders:dlq): parked for a human, with the reason');
     for (const [id, fields] of await redis.xrange('orders:dlq', '-', '+')) {
       const f = toObject(fields);
-      console.log(`  ${id}  group=${f['dlq:group']}  reason=${f['dlq:reason']}  deliveries=${f['dlq:deliveries']}  error="${f['dlq:error']}"`);
+      console.log(
+        `  ${id}  group=${f['dlq:group']}  reason=${f['dlq:reason']}  deliveries=${f['dlq:deliveries']}  error="${f['dlq:error']}"`,
+      );
     }
 
     step('Readiness probe (GET /health/ready)');
@@ -132,10 +145,13 @@ function postOrder(base, n) {
     items: [{ sku: `sku-${n % 9}`, quantity: 1 + (n % 3) }],
     ...(FLAKY.includes(n) && { flakyPayments: 2 }),
   };
-  return fetch(`${base}/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(order) })
-    .then(async (res) => {
-      if (res.status !== 202) throw new Error(`POST /orders answered ${res.status}: ${await res.text()}`);
-    });
+  return fetch(`${base}/orders`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(order),
+  }).then(async (res) => {
+    if (res.status !== 202) throw new Error(`POST /orders answered ${res.status}: ${await res.text()}`);
+  });
 }
 
 async function totalPending(redis) {
@@ -152,7 +168,8 @@ async function waitUntil(check, what, timeoutMs, exited) {
   exited.then((code) => (appExit = code));
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (appExit !== null) throw new Error(`The app exited (code ${appExit}) while waiting for ${what}; see reports/demo-app.log.`);
+    if (appExit !== null)
+      throw new Error(`The app exited (code ${appExit}) while waiting for ${what}; see reports/demo-app.log.`);
     const value = await check().catch(() => null);
     if (value) return value;
     await sleep(100);

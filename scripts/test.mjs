@@ -22,15 +22,23 @@ if (process.argv.length <= 2) {
 }
 // Recovery tests and the demo test run separate processes from compiled JavaScript.
 const tsc = 'node_modules/typescript/bin/tsc';
-for (const project of ['libs/nest-redis-streams/tsconfig.build.json', 'apps/orders-demo/tsconfig.app.json', 'test/workers/tsconfig.json']) {
+for (const project of [
+  'libs/nest-redis-streams/tsconfig.build.json',
+  'apps/orders-demo/tsconfig.app.json',
+  'test/workers/tsconfig.json',
+]) {
   const built = spawnSync(process.execPath, [tsc, '-p', project], { stdio: 'inherit' });
   if (built.status !== 0) process.exit(built.status ?? 1);
 }
 // Without arguments: unit and integration specs first, then the chaos suite on its own, one
 // scenario at a time (its scenarios load both cores and must not compete with other tests).
-const runs = process.argv.length > 2
-  ? [process.argv.slice(2)]
-  : [['--selectProjects', 'unit', 'integration'], ['--selectProjects', 'chaos', '--runInBand']];
+const runs =
+  process.argv.length > 2
+    ? [process.argv.slice(2)]
+    : [
+        ['--selectProjects', 'unit', 'integration'],
+        ['--selectProjects', 'chaos', '--runInBand'],
+      ];
 for (const args of runs) {
   const result = spawnSync(process.execPath, ['node_modules/jest/bin/jest.js', ...args], { stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);

@@ -3,8 +3,7 @@
 
 /** Messages a benchmark child sends to bench/main. */
 export type ChildMessage =
-  | { type: 'ready' }
-  | { type: 'done'; count: number; elapsedMs: number; cpuMs: number; latenciesMs: number[] };
+  { type: 'ready' } | { type: 'done'; count: number; elapsedMs: number; cpuMs: number; latenciesMs: number[] };
 
 /** The report of a finished run. */
 export type DoneMessage = Extract<ChildMessage, { type: 'done' }>;
@@ -86,6 +85,7 @@ function send(message: ChildMessage): void {
 export function envNumber(name: string, fallback?: number): number {
   const raw = process.env[name];
   const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (value === undefined || !Number.isFinite(value)) throw new Error(`Environment variable ${name} must be a number (got ${raw}).`);
+  if (value === undefined || !Number.isFinite(value))
+    throw new Error(`Environment variable ${name} must be a number (got ${raw}).`);
   return value;
 }

@@ -23,7 +23,12 @@ function dataField(fields: string[]): string {
  */
 async function loadNest(): Promise<unknown[]> {
   await import('reflect-metadata');
-  return Promise.all([import('@nestjs/core'), import('@nestjs/microservices'), import('@nestjs/schedule'), import('nest-redis-streams')]);
+  return Promise.all([
+    import('@nestjs/core'),
+    import('@nestjs/microservices'),
+    import('@nestjs/schedule'),
+    import('nest-redis-streams'),
+  ]);
 }
 
 async function main(): Promise<void> {
@@ -39,7 +44,16 @@ async function main(): Promise<void> {
   while (!probe.done) {
     // BLOCK only matters in the latency run, where the stream is often empty.
     const reply = (await redis.xreadgroup(
-      'GROUP', group, 'raw', 'COUNT', count, 'BLOCK', 1_000, 'STREAMS', stream, '>',
+      'GROUP',
+      group,
+      'raw',
+      'COUNT',
+      count,
+      'BLOCK',
+      1_000,
+      'STREAMS',
+      stream,
+      '>',
     )) as ReadReply;
     const entries = reply?.[0][1] ?? [];
     if (entries.length === 0) continue;

@@ -20,7 +20,14 @@ interface Drained {
 }
 
 /** Runs one consumer child on a fresh group until it acked `expect` entries. */
-async function drain(ctx: BenchContext, child: string, group: string, expect: number, env: Record<string, string | number>, execArgv: string[] = []): Promise<Drained> {
+async function drain(
+  ctx: BenchContext,
+  child: string,
+  group: string,
+  expect: number,
+  env: Record<string, string | number>,
+  execArgv: string[] = [],
+): Promise<Drained> {
   // Before the start: the transport begins reading inside listen(), before it reports ready.
   const redisBefore = await redisCpuMs(ctx.redis);
   const consumer = await BenchChild.start(child, { REDIS_URL: ctx.url, STREAM, GROUP: group, EXPECT: expect, ...env }, execArgv);
@@ -58,10 +65,17 @@ export async function drainRows(ctx: BenchContext, rounds = 3): Promise<{ rows: 
   const wides: Drained[] = [];
   for (let round = 1; round <= rounds; round++) {
     const raw = await drain(ctx, 'raw-consumer', `raw-${round}`, DRAIN_ENTRIES, { READ_COUNT: RAW_READ_COUNT });
-    const nest = await drain(ctx, 'transport-consumer', `transport-${round}`, DRAIN_ENTRIES, {
-      CONCURRENCY: THROUGHPUT_SETTINGS.concurrency,
-      PREFETCH: THROUGHPUT_SETTINGS.prefetchCount,
-    }, round === 1 ? profileArgs(ctx) : []);
+    const nest = await drain(
+      ctx,
+      'transport-consumer',
+      `transport-${round}`,
+      DRAIN_ENTRIES,
+      {
+        CONCURRENCY: THROUGHPUT_SETTINGS.concurrency,
+        PREFETCH: THROUGHPUT_SETTINGS.prefetchCount,
+      },
+      round === 1 ? profileArgs(ctx) : [],
+    );
     const wide = await drain(ctx, 'transport-consumer', `transport-wide-${round}`, DRAIN_ENTRIES, {
       CONCURRENCY: WIDE_SETTINGS.concurrency,
       PREFETCH: WIDE_SETTINGS.prefetchCount,
@@ -82,24 +96,37 @@ export async function drainRows(ctx: BenchContext, rounds = 3): Promise<{ rows: 
   const cpuText = (runs: Drained[]) => `${least(runs, 'consumerCpuUs').toFixed(1)} + ${least(runs, 'redisCpuUs').toFixed(1)} µs`;
   const rows: ResultRow[] = [
     {
-      row: '1', what: 'drain, hand-written ioredis loop (limit)',
+      row: '1',
+      what: 'drain, hand-written ioredis loop (limit)',
       setting: `${fmtCount(DRAIN_ENTRIES)} entries, COUNT ${RAW_READ_COUNT}, 1 XACK/batch, best of ${rounds}`,
-      result: fmtRate(limit), ratio: fmtRatio(1), target: 'baseline',
+      result: fmtRate(limit),
+      ratio: fmtRatio(1),
+      target: 'baseline',
     },
     {
-      row: '2', what: 'drain, this transport, no-op handler',
+      row: '2',
+      what: 'drain, this transport, no-op handler',
       setting: `${fmtCount(DRAIN_ENTRIES)} entries, concurrency ${THROUGHPUT_SETTINGS.concurrency}, prefetchCount ${THROUGHPUT_SETTINGS.prefetchCount}, best of ${rounds}`,
-      result: fmtRate(transport), ratio: fmtRatio(ratio), target: `≥ ${TARGETS.drainRatio}×`, met: ratio >= TARGETS.drainRatio,
+      result: fmtRate(transport),
+      ratio: fmtRatio(ratio),
+      target: `≥ ${TARGETS.drainRatio}×`,
+      met: ratio >= TARGETS.drainRatio,
     },
     {
-      row: '2', what: 'the same, every read-ahead entry running',
+      row: '2',
+      what: 'the same, every read-ahead entry running',
       setting: `concurrency ${WIDE_SETTINGS.concurrency}, prefetchCount ${WIDE_SETTINGS.prefetchCount}, best of ${rounds}`,
-      result: fmtRate(transportWide), ratio: fmtRatio(transportWide / limit), target: 'info',
+      result: fmtRate(transportWide),
+      ratio: fmtRatio(transportWide / limit),
+      target: 'info',
     },
     {
-      row: '2', what: 'CPU per entry (consumer + redis-server), raw loop → transport',
+      row: '2',
+      what: 'CPU per entry (consumer + redis-server), raw loop → transport',
       setting: `least of ${rounds} rounds of rows 1 and 2`,
-      result: `${cpuText(raws)} → ${cpuText(nests)}`, ratio: `${fmtRatio(cpu(raws) / cpu(nests))} efficiency`, target: 'info',
+      result: `${cpuText(raws)} → ${cpuText(nests)}`,
+      ratio: `${fmtRatio(cpu(raws) / cpu(nests))} efficiency`,
+      target: 'info',
     },
   ];
   return { rows, limit };
@@ -130,9 +157,12 @@ export async function sleepRows(ctx: BenchContext, limit: number): Promise<Resul
     const ideal = Math.min(limit || Infinity, (concurrency * 1_000) / sleepMs);
     ctx.log(`${SLEEP_MS} ms handler, concurrency ${concurrency}: ${fmtRate(perSecond)}`);
     rows.push({
-      row: '3', what: `${SLEEP_MS} ms async handler, concurrency ${concurrency}`,
+      row: '3',
+      what: `${SLEEP_MS} ms async handler, concurrency ${concurrency}`,
       setting: `${fmtCount(entries)} entries, prefetchCount ${prefetch}`,
-      result: fmtRate(perSecond), ratio: `${fmtRatio(perSecond / ideal)} of ${fmtRate(ideal)}`, target: 'info',
+      result: fmtRate(perSecond),
+      ratio: `${fmtRatio(perSecond / ideal)} of ${fmtRate(ideal)}`,
+      target: 'info',
     });
   }
   await ctx.redis.del(STREAM);

@@ -16,16 +16,31 @@ interface Measured {
   producedPerSecond: number;
 }
 
-async function measure(ctx: BenchContext, kind: 'raw' | 'raw-nest' | 'transport', consumerEnv: Record<string, string | number>): Promise<Measured> {
+async function measure(
+  ctx: BenchContext,
+  kind: 'raw' | 'raw-nest' | 'transport',
+  consumerEnv: Record<string, string | number>,
+): Promise<Measured> {
   const stream = `bench:latency:${kind}`;
   const warmup = LATENCY.rate * LATENCY.warmupSeconds;
   const total = warmup + LATENCY.rate * LATENCY.seconds;
   const child = kind === 'transport' ? 'transport-consumer' : 'raw-consumer';
   const consumer = await BenchChild.start(child, {
-    REDIS_URL: ctx.url, STREAM: stream, GROUP: 'latency', EXPECT: total, WARMUP: warmup, LATENCY: 1, ...consumerEnv,
+    REDIS_URL: ctx.url,
+    STREAM: stream,
+    GROUP: 'latency',
+    EXPECT: total,
+    WARMUP: warmup,
+    LATENCY: 1,
+    ...consumerEnv,
   });
   try {
-    const producer = await BenchChild.start('paced-producer', { REDIS_URL: ctx.url, STREAM: stream, RATE: LATENCY.rate, TOTAL: total });
+    const producer = await BenchChild.start('paced-producer', {
+      REDIS_URL: ctx.url,
+      STREAM: stream,
+      RATE: LATENCY.rate,
+      TOTAL: total,
+    });
     const sent = await producer.next<{ type: 'done'; sent: number; seconds: number }>('done', 60_000);
     const done = await consumer.next<DoneMessage>('done', 30_000);
     const sorted = sortedSamples(done.latenciesMs);
@@ -49,30 +64,45 @@ export async function latencyRows(ctx: BenchContext): Promise<ResultRow[]> {
     CONCURRENCY: THROUGHPUT_SETTINGS.concurrency,
     PREFETCH: THROUGHPUT_SETTINGS.prefetchCount,
   });
-  const measured = [['raw loop', raw], ['raw loop, NestJS loaded', rawNest], ['transport', transport]] as const;
+  const measured = [
+    ['raw loop', raw],
+    ['raw loop, NestJS loaded', rawNest],
+    ['transport', transport],
+  ] as const;
   for (const [name, m] of measured) {
-    ctx.log(`latency ${name}: p50/p99/p99.9 ${fmtTriple(m.percentiles)}, ${fmtCount(m.received)} measured, producer at ${Math.round(m.producedPerSecond)}/s`);
+    ctx.log(
+      `latency ${name}: p50/p99/p99.9 ${fmtTriple(m.percentiles)}, ${fmtCount(m.received)} measured, producer at ${Math.round(m.producedPerSecond)}/s`,
+    );
   }
   const setting = `${fmtCount(LATENCY.rate)}/s for ${LATENCY.seconds} s (+${LATENCY.warmupSeconds} s warm-up), paced producer process`;
   const ratios = (m: Measured, base: Measured) => m.percentiles.map((v, i) => fmtRatio(v / base.percentiles[i])).join(' / ');
   const p99 = transport.percentiles[1];
   return [
     {
-      row: '4', what: 'latency XADD→handler p50 / p99 / p99.9, hand-written loop',
+      row: '4',
+      what: 'latency XADD→handler p50 / p99 / p99.9, hand-written loop',
       setting: `${setting}, COUNT ${RAW_READ_COUNT}`,
-      result: fmtTriple(raw.percentiles), ratio: '1×', target: `baseline; p99 ≤ ${TARGETS.p99Ms} ms`, met: raw.percentiles[1] <= TARGETS.p99Ms,
+      result: fmtTriple(raw.percentiles),
+      ratio: '1×',
+      target: `baseline; p99 ≤ ${TARGETS.p99Ms} ms`,
+      met: raw.percentiles[1] <= TARGETS.p99Ms,
     },
     {
-      row: '4', what: 'the same loop in a process with NestJS loaded',
+      row: '4',
+      what: 'the same loop in a process with NestJS loaded',
       setting: 'as above; imports @nestjs/core, microservices, schedule and this library, uses none',
-      result: fmtTriple(rawNest.percentiles), ratio: ratios(rawNest, raw), target: 'reference',
+      result: fmtTriple(rawNest.percentiles),
+      ratio: ratios(rawNest, raw),
+      target: 'reference',
     },
     {
-      row: '4', what: 'latency XADD→handler p50 / p99 / p99.9, this transport',
+      row: '4',
+      what: 'latency XADD→handler p50 / p99 / p99.9, this transport',
       setting: `${setting}, concurrency ${THROUGHPUT_SETTINGS.concurrency}, prefetchCount ${THROUGHPUT_SETTINGS.prefetchCount}`,
       result: fmtTriple(transport.percentiles),
       ratio: `${ratios(transport, raw)}; ${ratios(transport, rawNest)} of NestJS-loaded`,
-      target: `p99 ≤ ${TARGETS.p99Ms} ms`, met: p99 <= TARGETS.p99Ms,
+      target: `p99 ≤ ${TARGETS.p99Ms} ms`,
+      met: p99 <= TARGETS.p99Ms,
     },
   ];
 }

@@ -18,10 +18,20 @@ interface Footprint {
 }
 
 /** Idle RSS with the backlog unseen, then peak RSS while the child drains all of it (MiB). */
-async function footprint(ctx: BenchContext, child: string, group: string, env: Record<string, string | number>, execArgv: string[] = []): Promise<Footprint> {
+async function footprint(
+  ctx: BenchContext,
+  child: string,
+  group: string,
+  env: Record<string, string | number>,
+  execArgv: string[] = [],
+): Promise<Footprint> {
   // The group starts at the end, so the consumer first sits idle with the backlog unseen.
   await ctx.redis.xgroup('CREATE', STREAM, group, '$');
-  const consumer = await BenchChild.start(child, { REDIS_URL: ctx.url, STREAM, GROUP: group, EXPECT: MEMORY.entries, BLOCK_MS: 100, ...env }, execArgv);
+  const consumer = await BenchChild.start(
+    child,
+    { REDIS_URL: ctx.url, STREAM, GROUP: group, EXPECT: MEMORY.entries, BLOCK_MS: 100, ...env },
+    execArgv,
+  );
   try {
     await new Promise((resolve) => setTimeout(resolve, MEMORY.idleMs));
     const idle = consumer.memoryMiB('VmRSS');
@@ -50,36 +60,60 @@ export async function memoryRows(ctx: BenchContext): Promise<ResultRow[]> {
     const transport = await footprint(ctx, 'transport-consumer', 'memory-transport', settings);
     // V8 grows the young generation to 16 MiB semi-spaces under a high allocation rate; a smaller
     // cap is a deployment choice (NODE_OPTIONS), measured here so the README can quote it.
-    const capped = await footprint(ctx, 'transport-consumer', 'memory-transport-capped', settings, [MEMORY.cappedYoungGeneration]);
-    for (const [name, f] of [['raw loop', raw], ['raw loop, NestJS loaded', rawNest], ['transport', transport], [`transport ${MEMORY.cappedYoungGeneration}`, capped]] as const) {
+    const capped = await footprint(ctx, 'transport-consumer', 'memory-transport-capped', settings, [
+      MEMORY.cappedYoungGeneration,
+    ]);
+    for (const [name, f] of [
+      ['raw loop', raw],
+      ['raw loop, NestJS loaded', rawNest],
+      ['transport', transport],
+      [`transport ${MEMORY.cappedYoungGeneration}`, capped],
+    ] as const) {
       ctx.log(`memory ${name}: idle ${mib(f.idle)}, peak ${mib(f.peak)} while draining at ${fmtRate(f.perSecond)}`);
     }
     const ratio = transport.peak / transport.idle;
     const backlog = `${fmtCount(MEMORY.entries)}-entry backlog`;
     return [
       {
-        row: '6', what: 'RSS, idle consumer (baseline)', setting: `transport after ${MEMORY.idleMs / 1_000} s idle, backlog not yet visible`,
-        result: mib(transport.idle), ratio: fmtRatio(1), target: 'baseline',
+        row: '6',
+        what: 'RSS, idle consumer (baseline)',
+        setting: `transport after ${MEMORY.idleMs / 1_000} s idle, backlog not yet visible`,
+        result: mib(transport.idle),
+        ratio: fmtRatio(1),
+        target: 'baseline',
       },
       {
-        row: '6', what: 'peak RSS while a backlog drains, this transport',
+        row: '6',
+        what: 'peak RSS while a backlog drains, this transport',
         setting: `${backlog} at ${fmtRate(transport.perSecond)}, concurrency ${THROUGHPUT_SETTINGS.concurrency}, prefetchCount ${THROUGHPUT_SETTINGS.prefetchCount}`,
-        result: mib(transport.peak), ratio: fmtRatio(ratio), target: `≤ ${TARGETS.memoryRatio}×`, met: ratio <= TARGETS.memoryRatio,
+        result: mib(transport.peak),
+        ratio: fmtRatio(ratio),
+        target: `≤ ${TARGETS.memoryRatio}×`,
+        met: ratio <= TARGETS.memoryRatio,
       },
       {
-        row: '6', what: `the same, node ${MEMORY.cappedYoungGeneration}`,
+        row: '6',
+        what: `the same, node ${MEMORY.cappedYoungGeneration}`,
         setting: `${backlog} at ${fmtRate(capped.perSecond)}; idle ${mib(capped.idle)}`,
-        result: mib(capped.peak), ratio: `${fmtRatio(capped.peak / capped.idle)} of its idle`, target: 'info',
+        result: mib(capped.peak),
+        ratio: `${fmtRatio(capped.peak / capped.idle)} of its idle`,
+        target: 'info',
       },
       {
-        row: '6', what: 'peak RSS while a backlog drains, hand-written loop',
+        row: '6',
+        what: 'peak RSS while a backlog drains, hand-written loop',
         setting: `${backlog} at ${fmtRate(raw.perSecond)}, COUNT ${RAW_READ_COUNT}; idle ${mib(raw.idle)}`,
-        result: mib(raw.peak), ratio: `${fmtRatio(raw.peak / raw.idle)} of its idle`, target: 'reference',
+        result: mib(raw.peak),
+        ratio: `${fmtRatio(raw.peak / raw.idle)} of its idle`,
+        target: 'reference',
       },
       {
-        row: '6', what: 'the same loop in a process with NestJS loaded',
+        row: '6',
+        what: 'the same loop in a process with NestJS loaded',
         setting: `${backlog} at ${fmtRate(rawNest.perSecond)}; idle ${mib(rawNest.idle)}`,
-        result: mib(rawNest.peak), ratio: `${fmtRatio(rawNest.peak / rawNest.idle)} of its idle`, target: 'reference',
+        result: mib(rawNest.peak),
+        ratio: `${fmtRatio(rawNest.peak / rawNest.idle)} of its idle`,
+        target: 'reference',
       },
     ];
   } finally {

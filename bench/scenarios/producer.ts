@@ -34,25 +34,47 @@ export async function producerRows(ctx: BenchContext): Promise<ResultRow[]> {
   const pipelined = await ioredisPipelineXadd(ctx.redis, STREAMS.ioredis, PRODUCER.entries);
   const rows: ResultRow[] = [
     {
-      row: '5', what: 'produce, pipelined XADD as raw RESP (limit)', setting: `${entries}, ${fmtCount(PREFILL_BATCH)} per write`,
-      result: fmtRate(resp), ratio: fmtRatio(resp / pipelined), target: 'info',
+      row: '5',
+      what: 'produce, pipelined XADD as raw RESP (limit)',
+      setting: `${entries}, ${fmtCount(PREFILL_BATCH)} per write`,
+      result: fmtRate(resp),
+      ratio: fmtRatio(resp / pipelined),
+      target: 'info',
     },
     {
-      row: '5', what: 'produce, ioredis pipelined XADD', setting: `${entries}, ${fmtCount(PREFILL_BATCH)} per pipeline`,
-      result: fmtRate(pipelined), ratio: fmtRatio(1), target: 'baseline',
+      row: '5',
+      what: 'produce, ioredis pipelined XADD',
+      setting: `${entries}, ${fmtCount(PREFILL_BATCH)} per pipeline`,
+      result: fmtRate(pipelined),
+      ratio: fmtRatio(1),
+      target: 'baseline',
     },
   ];
   const Client = (library as Record<string, unknown>).RedisStreamsClient as ClientClass | undefined;
   const setting = `${entries}, ${PRODUCER.inFlight} callers awaiting one emit each`;
   if (!Client) {
     // PLACEHOLDER until RedisStreamsClient is in the built library: the row stays in the table.
-    rows.push({ row: '5', what: 'produce, RedisStreamsClient.emit', setting, result: 'pending: client not built', ratio: '-', target: 'info' });
+    rows.push({
+      row: '5',
+      what: 'produce, RedisStreamsClient.emit',
+      setting,
+      result: 'pending: client not built',
+      ratio: '-',
+      target: 'info',
+    });
   } else {
     const client = new Client({ connection: ctx.url });
     await client.connect();
     const emitted = await emitAll(client);
     await client.close();
-    rows.push({ row: '5', what: 'produce, RedisStreamsClient.emit', setting, result: fmtRate(emitted), ratio: fmtRatio(emitted / pipelined), target: 'info' });
+    rows.push({
+      row: '5',
+      what: 'produce, RedisStreamsClient.emit',
+      setting,
+      result: fmtRate(emitted),
+      ratio: fmtRatio(emitted / pipelined),
+      target: 'info',
+    });
   }
   ctx.log(`produce: ${rows.map((r) => `${r.what.replace('produce, ', '')} ${r.result}`).join(', ')}`);
   await ctx.redis.del(...Object.values(STREAMS));

@@ -13,7 +13,10 @@ export class BenchChild {
   private waiter: (() => void) | null = null;
   private exitError: Error | null = null;
 
-  private constructor(private readonly child: ChildProcess, readonly name: string) {
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly name: string,
+  ) {
     child.on('message', (message: Message) => {
       this.inbox.push(message);
       this.waiter?.();
@@ -28,7 +31,11 @@ export class BenchChild {
   static async start(name: string, env: Record<string, string | number>, execArgv: string[] = []): Promise<BenchChild> {
     const script = fileURLToPath(new URL(`${name}.js`, CHILDREN));
     const vars = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]));
-    const child = fork(script, [], { env: { ...process.env, ...vars }, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(script, [], {
+      env: { ...process.env, ...vars },
+      execArgv,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     const bench = new BenchChild(child, name);
     await bench.next('ready', 30_000);
     return bench;

@@ -35,7 +35,13 @@ function command(args: string[]): string {
  * Writes one `XADD stream * ...fields(i)` per i in [0, count), `batch` per write with two batches
  * in flight. Resolves with XADD/s once Redis answered all of them.
  */
-export async function respXadd(url: string, stream: string, count: number, fields: (i: number) => string[], batch: number): Promise<number> {
+export async function respXadd(
+  url: string,
+  stream: string,
+  count: number,
+  fields: (i: number) => string[],
+  batch: number,
+): Promise<number> {
   const { hostname, port } = new URL(url);
   const socket = connect(Number(port), hostname);
   socket.setEncoding('utf8');

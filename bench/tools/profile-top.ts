@@ -31,7 +31,13 @@ function onStack(id: number, name: string): boolean {
   return false;
 }
 
-const firstSample = from === undefined ? 0 : Math.max(0, profile.samples.findIndex((id) => onStack(id, from)));
+const firstSample =
+  from === undefined
+    ? 0
+    : Math.max(
+        0,
+        profile.samples.findIndex((id) => onStack(id, from)),
+      );
 const selfUs = new Map<number, number>();
 profile.samples.forEach((id, i) => {
   if (i >= firstSample) selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
@@ -40,7 +46,10 @@ const totalUs = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
 function place(node: ProfileNode): string {
   const { functionName, url, lineNumber } = node.callFrame;
-  const short = url.replace(/^.*node_modules\//, '').replace(/^.*\/libs\/nest-redis-streams\/dist\//, 'lib/').replace(/^file:\/\//, '');
+  const short = url
+    .replace(/^.*node_modules\//, '')
+    .replace(/^.*\/libs\/nest-redis-streams\/dist\//, 'lib/')
+    .replace(/^file:\/\//, '');
   return `${functionName || '(anonymous)'} ${short}:${lineNumber + 1}`;
 }
 

@@ -41,8 +41,10 @@ class RedisCluster {
   async killMaster(node) {
     await node.kill('SIGKILL');
     const alive = this.nodes.find((n) => n !== node && n.child);
-    await waitFor(() => /cluster_state:ok/.test(cli(alive.port, 'CLUSTER', 'INFO')) && this.masters().length === this.masterCount,
-      'a replica to be promoted');
+    await waitFor(
+      () => /cluster_state:ok/.test(cli(alive.port, 'CLUSTER', 'INFO')) && this.masters().length === this.masterCount,
+      'a replica to be promoted',
+    );
   }
 
   async stop() {
@@ -58,21 +60,34 @@ async function startCluster({ masters = 3, replicas = 1, appendfsync = 'always' 
     const port = await freePort();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nrs-cluster-'));
     const node = new RedisProcess({
-      port, dir, appendonly: true, appendfsync,
+      port,
+      dir,
+      appendonly: true,
+      appendfsync,
       extraArgs: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000'],
     });
     await node.start();
     nodes.push(node);
   }
-  const created = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`),
-    '--cluster-replicas', String(replicas), '--cluster-yes'], { encoding: 'utf8' });
+  const created = spawnSync(
+    'redis-cli',
+    ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
+    { encoding: 'utf8' },
+  );
   if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
   const cluster = new RedisCluster(nodes);
   cluster.masterCount = masters;
-  await waitFor(() => nodes.every((n) => /cluster_state:ok/.test(cli(n.port, 'CLUSTER', 'INFO'))), 'cluster_state:ok on every node');
+  await waitFor(
+    () => nodes.every((n) => /cluster_state:ok/.test(cli(n.port, 'CLUSTER', 'INFO'))),
+    'cluster_state:ok on every node',
+  );
   // Replicas attach asynchronously; failover needs them in sync.
-  await waitFor(() => nodes.filter((n) => /role:slave[\s\S]*master_link_status:up/.test(cli(n.port, 'INFO', 'replication'))).length === masters * replicas,
-    'every replica to be linked to its master');
+  await waitFor(
+    () =>
+      nodes.filter((n) => /role:slave[\s\S]*master_link_status:up/.test(cli(n.port, 'INFO', 'replication'))).length ===
+      masters * replicas,
+    'every replica to be linked to its master',
+  );
   return cluster;
 }
 

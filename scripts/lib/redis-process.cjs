@@ -92,18 +92,35 @@ class RedisProcess {
 
   async start() {
     const args = [
-      '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '',
-      '--appendonly', this.appendonly ? 'yes' : 'no', '--appendfsync', this.appendfsync,
-      '--daemonize', 'no', '--loglevel', 'warning', ...this.extraArgs,
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      this.dir,
+      '--save',
+      '',
+      '--appendonly',
+      this.appendonly ? 'yes' : 'no',
+      '--appendfsync',
+      this.appendfsync,
+      '--daemonize',
+      'no',
+      '--loglevel',
+      'warning',
+      ...this.extraArgs,
     ];
     this.child = spawn('redis-server', args, { stdio: 'ignore', detached: false });
     const child = this.child;
     let exited = false;
     child.once('exit', () => (exited = true));
-    await waitFor(async () => {
-      if (exited) throw new Error(`redis-server exited at start (port ${this.port}, dir ${this.dir}).`);
-      return ping(this.port);
-    }, { timeoutMs: 10000, what: `redis-server on port ${this.port}` });
+    await waitFor(
+      async () => {
+        if (exited) throw new Error(`redis-server exited at start (port ${this.port}, dir ${this.dir}).`);
+        return ping(this.port);
+      },
+      { timeoutMs: 10000, what: `redis-server on port ${this.port}` },
+    );
     return this;
   }
 

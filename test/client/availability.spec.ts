@@ -64,11 +64,17 @@ describe('RedisStreamsClient when Redis cannot take the entry', () => {
 
     await server.start();
     await waitFor(
-      () => lastValueFrom(client.emit(stream, 'after')).then(() => true, () => false),
+      () =>
+        lastValueFrom(client.emit(stream, 'after')).then(
+          () => true,
+          () => false,
+        ),
       'an emit to succeed after Redis came back',
     );
     const inspect: Redis = client.unwrap();
-    const data = ((await inspect.xrange(stream, '-', '+')) as Array<[string, string[]]>).map(([, f]) => JSON.parse(f[f.indexOf('data') + 1]));
+    const data = ((await inspect.xrange(stream, '-', '+')) as Array<[string, string[]]>).map(([, f]) =>
+      JSON.parse(f[f.indexOf('data') + 1]),
+    );
     // Not persisted (appendonly off): "before" went with the old process, "during" was never sent.
     expect(data).not.toContain('during');
     expect(data).toContain('after');
@@ -118,7 +124,11 @@ describe('RedisStreamsClient when Redis cannot take the entry', () => {
 
     // What the message tells the caller to do: the same record again, once Redis answers.
     await waitFor(
-      () => lastValueFrom(client.emit(stream, record)).then(() => true, () => false),
+      () =>
+        lastValueFrom(client.emit(stream, record)).then(
+          () => true,
+          () => false,
+        ),
       'the retried emit to succeed',
     );
     const entries = (await admin.xrange(stream, '-', '+')) as Array<[string, string[]]>;

@@ -38,7 +38,10 @@ describe('RedisStreamsClient emit', () => {
     producer.setOnDispatchHook((packet) => (packet.metadata = { traceparent: '00-abc-def-01' }));
 
     const id = await lastValueFrom(
-      producer.emit(stream, new StreamRecord({ orderId: 7, total: 12.5 }, { eventId: 'order-7-placed', headers: { tenant: 'acme' } })),
+      producer.emit(
+        stream,
+        new StreamRecord({ orderId: 7, total: 12.5 }, { eventId: 'order-7-placed', headers: { tenant: 'acme' } }),
+      ),
     );
 
     expect(id).toMatch(/^\d+-\d+$/);
@@ -104,7 +107,9 @@ describe('RedisStreamsClient emit', () => {
     const producer = client({ maxPayloadBytes: 1024 });
     const error = await lastValueFrom(producer.emit(stream, 'x'.repeat(2048))).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(PayloadTooLargeError);
-    expect((error as Error).message).toMatch(new RegExp(`stream "${stream}" is \\d+ bytes, over maxPayloadBytes \\(1024\\); nothing was written`));
+    expect((error as Error).message).toMatch(
+      new RegExp(`stream "${stream}" is \\d+ bytes, over maxPayloadBytes \\(1024\\); nothing was written`),
+    );
     expect((error as Error).message).toContain('raise the "maxPayloadBytes" option');
     expect(await redis.xlen(stream)).toBe(0);
     expect(await redis.exists(stream)).toBe(0);
@@ -113,7 +118,7 @@ describe('RedisStreamsClient emit', () => {
     expect(await redis.xlen(stream)).toBe(1);
   });
 
-  it('still lets the server consume entries produced by redis-cli next to the client\'s', async () => {
+  it("still lets the server consume entries produced by redis-cli next to the client's", async () => {
     const stream = unique('emit-foreign');
     const seen: unknown[] = [];
     @Controller()
@@ -148,7 +153,9 @@ describe('RedisStreamsClient emit', () => {
       expect(await redis.xlen(stream)).toBeLessThan(200);
       await producer.runRetentionNow();
       const warned = warn.mock.calls.map(([message]) => String(message)).find((m) => m.includes(stream));
-      expect(warned).toMatch(new RegExp(`Stream "${stream}" is trimmed with MAXLEN ~ 50, but group "slow" has 0 pending and \\d+ undelivered`));
+      expect(warned).toMatch(
+        new RegExp(`Stream "${stream}" is trimmed with MAXLEN ~ 50, but group "slow" has 0 pending and \\d+ undelivered`),
+      );
       // Entries from 2 minutes ago go with the next XADD under MINID retention (whole nodes of
       // 100 entries, as `~` trims).
       const old = Date.now() - 120_000;

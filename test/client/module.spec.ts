@@ -15,12 +15,18 @@ import { redisUrl, testContext, unique } from '../support/helpers.js';
 
 const CONFIG = Symbol('CONFIG');
 
-@Module({ providers: [{ provide: CONFIG, useFactory: () => ({ url: redisUrl(), prefix: `${unique('mod')}:` }) }], exports: [CONFIG] })
+@Module({
+  providers: [{ provide: CONFIG, useFactory: () => ({ url: redisUrl(), prefix: `${unique('mod')}:` }) }],
+  exports: [CONFIG],
+})
 class ConfigModule {}
 
 @Injectable()
 class OrdersService {
-  constructor(@InjectRedisStreamsClient() readonly client: RedisStreamsClient, readonly trimmer: StreamTrimmer) {}
+  constructor(
+    @InjectRedisStreamsClient() readonly client: RedisStreamsClient,
+    readonly trimmer: StreamTrimmer,
+  ) {}
 }
 
 describe('RedisStreamsModule', () => {
@@ -87,7 +93,9 @@ describe('RedisStreamsModule', () => {
       constructor(@Inject('EVENTS') readonly client: ClientProxy) {}
     }
     @Module({
-      imports: [ClientsModule.register([{ name: 'EVENTS', customClass: RedisStreamsClient, options: { connection: redisUrl() } }])],
+      imports: [
+        ClientsModule.register([{ name: 'EVENTS', customClass: RedisStreamsClient, options: { connection: redisUrl() } }]),
+      ],
       providers: [Publisher],
     })
     class AppModule {}

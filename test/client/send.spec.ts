@@ -30,7 +30,11 @@ describe('RedisStreamsClient send', () => {
     closers.push(() => app.close());
     const [a, b] = [client(), client()];
     const ask = (c: RedisStreamsClient, who: string) =>
-      Promise.all(Array.from({ length: 200 }, (_, n) => firstValueFrom(c.send<{ who: string; n: number; doubled: number }>(stream, { who, n }))));
+      Promise.all(
+        Array.from({ length: 200 }, (_, n) =>
+          firstValueFrom(c.send<{ who: string; n: number; doubled: number }>(stream, { who, n })),
+        ),
+      );
 
     const [fromA, fromB] = await Promise.all([ask(a, 'a'), ask(b, 'b')]);
 
@@ -44,7 +48,7 @@ describe('RedisStreamsClient send', () => {
     await waitFor(async () => (await redis.xlen(replyA!)) === 0 && (await redis.xlen(replyB!)) === 0, 'reply streams emptied');
   });
 
-  it('delivers a streamed response in order, a StreamRecord\'s headers, and a handler error', async () => {
+  it("delivers a streamed response in order, a StreamRecord's headers, and a handler error", async () => {
     const stream = unique('rpc-many');
     const failing = unique('rpc-fail');
     const seen: Array<[string | undefined, Record<string, string>]> = [];
@@ -74,7 +78,9 @@ describe('RedisStreamsClient send', () => {
     const stream = unique('rpc-nobody');
     const error = await firstValueFrom(client().send(stream, { a: 1 })).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(NoMessageHandlerError);
-    expect((error as Error).message).toContain(`There is no matching message handler defined in the remote service: no consumer group reads stream "${stream}"`);
+    expect((error as Error).message).toContain(
+      `There is no matching message handler defined in the remote service: no consumer group reads stream "${stream}"`,
+    );
     expect(await redis.exists(stream)).toBe(0);
   });
 

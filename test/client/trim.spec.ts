@@ -14,7 +14,9 @@ async function fill(redis: Redis, stream: string, count: number): Promise<string
 
 /** Consumer `c` of `group` reads `read` entries and acks the first `acked` of them. */
 async function consume(redis: Redis, stream: string, group: string, read: number, acked: number): Promise<string[]> {
-  const reply = (await redis.xreadgroup('GROUP', group, 'c', 'COUNT', read, 'STREAMS', stream, '>')) as Array<[string, Array<[string, string[]]>]>;
+  const reply = (await redis.xreadgroup('GROUP', group, 'c', 'COUNT', read, 'STREAMS', stream, '>')) as Array<
+    [string, Array<[string, string[]]>]
+  >;
   const ids = reply[0][1].map(([id]) => id);
   if (acked > 0) await redis.xack(stream, group, ...ids.slice(0, acked));
   return ids;
@@ -44,9 +46,14 @@ describe('safe trimming', () => {
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     try {
       const atRisk = await new StreamTrimmer(redis).checkMaxLen(plain, 100);
-      expect(atRisk.map((g) => [g.name, g.pending, g.lag])).toEqual([['audit', 0, 800], ['billing', 300, 400]]);
+      expect(atRisk.map((g) => [g.name, g.pending, g.lag])).toEqual([
+        ['audit', 0, 800],
+        ['billing', 300, 400],
+      ]);
       expect(warn).toHaveBeenCalledWith(
-        expect.stringContaining(`Stream "${plain}" is trimmed with MAXLEN ~ 100, but group "billing" has 300 pending and 400 undelivered`),
+        expect.stringContaining(
+          `Stream "${plain}" is trimmed with MAXLEN ~ 100, but group "billing" has 300 pending and 400 undelivered`,
+        ),
       );
     } finally {
       warn.mockRestore();

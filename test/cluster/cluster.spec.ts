@@ -3,7 +3,14 @@ import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { Cluster, Redis } from 'ioredis';
 import { lastValueFrom } from 'rxjs';
 import {
-  DeadLetterService, RedisIdempotencyStore, collectServerStats, RedisStreamsClient, RedisStreamsContext, StreamRecord, partitionOf, partitionStream,
+  DeadLetterService,
+  RedisIdempotencyStore,
+  collectServerStats,
+  RedisStreamsClient,
+  RedisStreamsContext,
+  StreamRecord,
+  partitionOf,
+  partitionStream,
 } from 'nest-redis-streams';
 import { startMicroservice, unique, waitFor } from '../support/helpers.js';
 
@@ -14,7 +21,12 @@ const PARTITIONS = 6;
 
 /** A Redis Cluster of 3 masters and 3 replicas on loopback ports, started by the test. */
 describe('Redis Cluster', () => {
-  let cluster: { startupNodes: Array<{ host: string; port: number }>; masters(): Array<{ port: number }>; killMaster(n: unknown): Promise<void>; stop(): Promise<void> };
+  let cluster: {
+    startupNodes: Array<{ host: string; port: number }>;
+    masters(): Array<{ port: number }>;
+    killMaster(n: unknown): Promise<void>;
+    stop(): Promise<void>;
+  };
   let redis: Cluster;
   const closers: Array<() => Promise<unknown>> = [];
   const connection = () => ({ cluster: cluster.startupNodes, clusterOptions: { redisOptions: { maxRetriesPerRequest: null } } });
@@ -107,13 +119,14 @@ describe('Redis Cluster', () => {
     closers.push(() => client.close());
     const customers = Array.from({ length: 200 }, (_, i) => `customer-${i % 40}`);
     // Concurrent emits of one event-loop turn: one pipeline per slot.
-    await Promise.all(customers.map((customer) =>
-      lastValueFrom(client.emit(stream, new StreamRecord({ customer }, { partitionKey: customer })))));
+    await Promise.all(
+      customers.map((customer) => lastValueFrom(client.emit(stream, new StreamRecord({ customer }, { partitionKey: customer })))),
+    );
     await waitFor(() => seen.length === 200, 'all 200 entries');
     for (const [customer, partition] of seen) expect(partition).toBe(partitionStream(stream, partitionOf(customer, PARTITIONS)));
   }, 30_000);
 
-  it('reclaims a dead consumer\'s entry and dead-letters a poison entry on the same shard', async () => {
+  it("reclaims a dead consumer's entry and dead-letters a poison entry on the same shard", async () => {
     const stream = unique('cl-recovery');
     const seen: Array<[string, number]> = [];
     @Controller()
@@ -128,15 +141,27 @@ describe('Redis Cluster', () => {
     await redis.xadd(stream, '*', 'kind', 'orphan');
     await redis.xreadgroup('GROUP', 'nest', 'dead-pod', 'COUNT', 1, 'STREAMS', stream, '>');
     const { app } = await startMicroservice([Handlers], {
-      connection: connection(), minIdleTimeMs: 200, reclaimIntervalMs: 50, retryBackoffMs: 10,
+      connection: connection(),
+      minIdleTimeMs: 200,
+      reclaimIntervalMs: 50,
+      retryBackoffMs: 10,
     });
     closers.push(() => app.close());
     await redis.xadd(stream, '*', 'kind', 'poison');
     const dlq = DeadLetterService.streamFor(stream, true);
     expect(dlq).toBe(`{${stream}}:dlq`);
-    await waitFor(async () => (await redis.xlen(dlq)) === 1 && seen.some(([kind]) => kind === 'orphan'),
-      'the dead letter and the reclaimed orphan', 10_000);
-    expect(seen).toEqual(expect.arrayContaining([['orphan', 2], ['poison', 1], ['poison', 2]]));
+    await waitFor(
+      async () => (await redis.xlen(dlq)) === 1 && seen.some(([kind]) => kind === 'orphan'),
+      'the dead letter and the reclaimed orphan',
+      10_000,
+    );
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        ['orphan', 2],
+        ['poison', 1],
+        ['poison', 2],
+      ]),
+    );
     expect(Number(((await redis.xpending(stream, 'nest')) as [number])[0])).toBe(0);
 
     // The operator path and the idempotency store work on the cluster connection too.
@@ -151,7 +176,7 @@ describe('Redis Cluster', () => {
     expect(await store.begin('evt-1', 1_000)).toBe('done');
   }, 30_000);
 
-  it('dead-letters a poison entry of a partition into that partition\'s dead-letter stream, on its slot', async () => {
+  it("dead-letters a poison entry of a partition into that partition's dead-letter stream, on its slot", async () => {
     const stream = unique('cl-part-dlq');
     @Controller()
     class Handlers {
@@ -166,11 +191,11 @@ describe('Redis Cluster', () => {
     await redis.xadd(partition, '*', 'kind', 'poison');
     // The dead-letter script writes both keys atomically: it only runs when they share a slot.
     const dlq = `${partition}:dlq`;
-    await waitFor(async () => (await redis.xlen(dlq)) === 1, 'the dead letter in the partition\'s dead-letter stream');
+    await waitFor(async () => (await redis.xlen(dlq)) === 1, "the dead letter in the partition's dead-letter stream");
     expect(Number(((await redis.xpending(partition, 'nest')) as [number])[0])).toBe(0);
   }, 30_000);
 
-  it('follows MOVED/ASK while a partition\'s slot is migrated to another master under load', async () => {
+  it("follows MOVED/ASK while a partition's slot is migrated to another master under load", async () => {
     const stream = unique('cl-reshard');
     const consumed = new Set<string>();
     @Controller()
@@ -239,7 +264,11 @@ describe('Redis Cluster', () => {
     }
     const { app, server } = await startMicroservice([Handlers], { connection: connection() });
     closers.push(() => app.close());
-    const producer = new Cluster(cluster.startupNodes, { redisOptions: { maxRetriesPerRequest: 50 }, retryDelayOnFailover: 200, maxRedirections: 64 });
+    const producer = new Cluster(cluster.startupNodes, {
+      redisOptions: { maxRetriesPerRequest: 50 },
+      retryDelayOnFailover: 200,
+      maxRedirections: 64,
+    });
     closers.push(async () => producer.disconnect());
     const produced: string[] = [];
     let seq = 0;
@@ -270,23 +299,32 @@ describe('Redis Cluster', () => {
     await waitFor(() => produced.length > afterFailover + 300, 'production after the failover', 30_000);
     producing = false;
     await produce;
-    await waitFor(() => produced.filter((s) => Number(s) >= Number(produced[afterFailover])).every((s) => consumed.has(s)),
-      'every entry produced after the failover to be consumed', 30_000);
+    await waitFor(
+      () => produced.filter((s) => Number(s) >= Number(produced[afterFailover])).every((s) => consumed.has(s)),
+      'every entry produced after the failover to be consumed',
+      30_000,
+    );
     const lost = produced.filter((s) => !consumed.has(s));
     // Replication is asynchronous: entries acknowledged by the old master just before it died may
     // not have reached its replica. Report the window; everything after the failover must arrive.
-    process.stdout.write(`failover: produced ${produced.length}, consumed ${consumed.size}, lost ${lost.length} ` +
-      `(all acknowledged within the last moments before the kill at #${killedAt})\n`);
+    process.stdout.write(
+      `failover: produced ${produced.length}, consumed ${consumed.size}, lost ${lost.length} ` +
+        `(all acknowledged within the last moments before the kill at #${killedAt})\n`,
+    );
     expect(lost.every((s) => Number(s) < Number(produced[afterFailover]))).toBe(true);
     // Lag after the failover: Redis 7.0 replicas do not advance a group's entries-read, so on the
     // promoted master Redis reports as lag every entry read before the kill, for good. The health
     // figures judge by the ids and must reach 0 (readiness with maxLag and drain-and-switch wait for it).
     const promotedKey = partitionStream(stream, 0);
     const rawLag = ((await redis.xinfo('GROUPS', promotedKey)) as unknown[][])[0].at(-1);
-    await waitFor(async () => {
-      const stats = await collectServerStats(server, 100, 5_000);
-      return stats.every(({ stats: st }) => !(st instanceof Error) && st.pending === 0 && st.lag === 0);
-    }, 'pending 0 and lag 0 on every partition after the failover', 30_000);
+    await waitFor(
+      async () => {
+        const stats = await collectServerStats(server, 100, 5_000);
+        return stats.every(({ stats: st }) => !(st instanceof Error) && st.pending === 0 && st.lag === 0);
+      },
+      'pending 0 and lag 0 on every partition after the failover',
+      30_000,
+    );
     process.stdout.write(`failover: Redis' own lag of the promoted partition ${String(rawLag)}, reported lag 0\n`);
   }, 120_000);
 });

@@ -19,10 +19,19 @@ describe('consuming a stream in a consumer group', () => {
     }
     const { app } = await startMicroservice([Handlers], {});
     closers.push(() => app.close());
-    const fields = encodeEnvelope({ data: { orderId: 7, items: [1, 2] }, eventId: 'evt-7', headers: { tenant: 'acme' } }, new JsonCodec());
+    const fields = encodeEnvelope(
+      { data: { orderId: 7, items: [1, 2] }, eventId: 'evt-7', headers: { tenant: 'acme' } },
+      new JsonCodec(),
+    );
     await redis.xadd(stream, '*', ...fields);
     await waitFor(() => seen.length === 1, 'the entry to be handled');
-    expect(seen[0]).toEqual({ data: { orderId: 7, items: [1, 2] }, headers: { tenant: 'acme' }, eventId: 'evt-7', stream, group: 'nest' });
+    expect(seen[0]).toEqual({
+      data: { orderId: 7, items: [1, 2] },
+      headers: { tenant: 'acme' },
+      eventId: 'evt-7',
+      stream,
+      group: 'nest',
+    });
     await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'the ack');
   });
 
@@ -81,7 +90,10 @@ describe('consuming a stream in a consumer group', () => {
     await waitFor(() => billing.length === 50 && shipping.length === 50, 'both groups to see 50 entries');
     expect(billing).toEqual(sent);
     expect([...shipping].sort()).toEqual([...sent].sort());
-    await waitFor(async () => (await pendingCount(redis, stream, 'billing')) + (await pendingCount(redis, stream, 'shipping')) === 0, 'acks');
+    await waitFor(
+      async () => (await pendingCount(redis, stream, 'billing')) + (await pendingCount(redis, stream, 'shipping')) === 0,
+      'acks',
+    );
   });
 
   it('never runs more than `concurrency` handlers at once', async () => {
@@ -163,7 +175,7 @@ describe('consuming a stream in a consumer group', () => {
     expect(pending.map(([id]) => id)).toEqual([skipped]);
   });
 
-  it('registers its reclaim interval in the application\'s SchedulerRegistry (leases stay private) and removes it on close', async () => {
+  it("registers its reclaim interval in the application's SchedulerRegistry (leases stay private) and removes it on close", async () => {
     // Lease renewal is kept out of the registry: ScheduleModule clears registered intervals
     // before Nest closes microservices, and leases must outlive that until handlers finish.
     const stream = unique('scheduled');
@@ -183,12 +195,22 @@ describe('consuming a stream in a consumer group', () => {
     for (let i = 0; i < 20_000; i++) pipeline.xadd(stream, '*', 'n', String(i));
     await pipeline.exec();
     const seen: number[] = [];
-    const server = new RedisStreamsServer({ connection: redisUrl(), concurrency: 1, prefetchCount: 20_000, reclaimIntervalMs: 0 });
+    const server = new RedisStreamsServer({
+      connection: redisUrl(),
+      concurrency: 1,
+      prefetchCount: 20_000,
+      reclaimIntervalMs: 0,
+    });
     // The first entry takes a while, so the other 19,999 queue up behind the single slot.
-    server.addHandler(stream, ((data: { n: string }) => {
-      seen.push(Number(data.n));
-      return data.n === '0' ? new Promise((resolve) => setTimeout(resolve, 100)) : undefined;
-    }) as unknown as MessageHandler, true, {});
+    server.addHandler(
+      stream,
+      ((data: { n: string }) => {
+        seen.push(Number(data.n));
+        return data.n === '0' ? new Promise((resolve) => setTimeout(resolve, 100)) : undefined;
+      }) as unknown as MessageHandler,
+      true,
+      {},
+    );
     await new Promise<void>((resolve, reject) => void server.listen((err) => (err ? reject(err) : resolve())));
     closers.push(() => server.close());
     await waitFor(() => seen.length === 20_000, 'all 20,000 entries');
@@ -200,7 +222,12 @@ describe('consuming a stream in a consumer group', () => {
     let release: (() => void) | null = null;
     const server = new RedisStreamsServer({ connection: redisUrl(), reclaimIntervalMs: 0 });
     // Not a native Promise: a library's own promise type, adopted like `await` would.
-    server.addHandler(stream, (() => ({ then: (resolve: () => void) => (release = resolve) })) as unknown as MessageHandler, true, {});
+    server.addHandler(
+      stream,
+      (() => ({ then: (resolve: () => void) => (release = resolve) })) as unknown as MessageHandler,
+      true,
+      {},
+    );
     await new Promise<void>((resolve, reject) => void server.listen((err) => (err ? reject(err) : resolve())));
     closers.push(() => server.close());
     await redis.xadd(stream, '*', 'n', '1');

@@ -41,7 +41,12 @@ describe('faults the read loop survives', () => {
     const second = await startMicroservice([Recording], { consumer, reclaimIntervalMs: 0 });
     closers.push(() => second.app.close());
     await waitFor(() => secondRun.length === 4, 'the replay and the new entry');
-    expect(secondRun).toEqual([[old[0], 2], [old[1], 2], [old[2], 2], [fresh, 1]]);
+    expect(secondRun).toEqual([
+      [old[0], 2],
+      [old[1], 2],
+      [old[2], 2],
+      [fresh, 1],
+    ]);
     await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'all acked');
   });
 
@@ -77,7 +82,11 @@ describe('faults the read loop survives', () => {
   it('replays entries left pending under its name by a read whose reply was lost with the connection', async () => {
     const stream = unique('lost-reply');
     const consumer = unique('pod');
-    const { seen } = await startRecorder<{ n: string }>(closers, stream, { consumer, reclaimIntervalMs: 0, minIdleTimeMs: 60_000 });
+    const { seen } = await startRecorder<{ n: string }>(closers, stream, {
+      consumer,
+      reclaimIntervalMs: 0,
+      minIdleTimeMs: 60_000,
+    });
     // Drop the reader's connection; while it reconnects, a read under its name takes an entry
     // whose reply never reaches it (what a Redis crash or CLIENT KILL mid-reply leaves behind).
     const clients = String(await redis.call('CLIENT', 'LIST')).split('\n');

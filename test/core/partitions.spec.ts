@@ -1,6 +1,20 @@
-import { type CallHandler, Controller, type ExecutionContext, Injectable, type NestInterceptor, UseInterceptors } from '@nestjs/common';
+import {
+  type CallHandler,
+  Controller,
+  type ExecutionContext,
+  Injectable,
+  type NestInterceptor,
+  UseInterceptors,
+} from '@nestjs/common';
 import { Ctx, EventPattern, type MessageHandler, Payload } from '@nestjs/microservices';
-import { DeadLetterService, RedisStreamsContext, RedisStreamsServer, partitionOf, partitionStream, partitionStreams } from 'nest-redis-streams';
+import {
+  DeadLetterService,
+  RedisStreamsContext,
+  RedisStreamsServer,
+  partitionOf,
+  partitionStream,
+  partitionStreams,
+} from 'nest-redis-streams';
 import { slotOf } from '../../libs/nest-redis-streams/src/redis/slots.js';
 import { pendingCount, redisUrl, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
 
@@ -25,7 +39,7 @@ describe('partitioned streams and per-key ordering', () => {
     expect(new Set(seen.map(([s]) => s)).size).toBe(3);
   });
 
-  it('tags partition keys with stream and partition: streams spread over slots, each dead-letter stream shares its partition\'s slot', () => {
+  it("tags partition keys with stream and partition: streams spread over slots, each dead-letter stream shares its partition's slot", () => {
     // Tagging with the partition number alone (`orders:{3}`) put partition k of every stream in one slot.
     const orders = partitionStreams('orders', 6);
     const payments = partitionStreams('payments', 6);
@@ -107,9 +121,14 @@ describe('partitioned streams and per-key ordering', () => {
     const stream = unique('ordered-plain');
     const seen: string[] = [];
     const server = new RedisStreamsServer({ connection: redisUrl(), reclaimIntervalMs: 0 });
-    server.addHandler(stream, ((data: { k: string; n: string }) => {
-      seen.push(data.n);
-    }) as unknown as MessageHandler, true, { orderingKey: 'k' });
+    server.addHandler(
+      stream,
+      ((data: { k: string; n: string }) => {
+        seen.push(data.n);
+      }) as unknown as MessageHandler,
+      true,
+      { orderingKey: 'k' },
+    );
     await new Promise<void>((resolve, reject) => server.listen((err) => (err ? reject(err) : resolve())));
     closers.push(() => server.close());
     const failed: unknown[] = [];

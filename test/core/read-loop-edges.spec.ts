@@ -54,12 +54,18 @@ describe('read loop edges', () => {
       expect(await killConnections(redis, `nrs:reader:${stream}`)).toBe(1);
       // Reconnected and back at reading: the replay of the own PEL has run.
       await waitFor(() => consumer.lastReadAt > readsBefore, `a read after kill ${kill}`);
-      await waitFor(async () => (await redis.client('LIST') as string).includes(`name=nrs:reader:${stream}`), 'the reader to reconnect');
+      await waitFor(
+        async () => ((await redis.client('LIST')) as string).includes(`name=nrs:reader:${stream}`),
+        'the reader to reconnect',
+      );
     }
     expect(await deliveriesOf(redis, stream, 'nest', id)).toBe(1);
     releaseFirst();
     await waitFor(() => runs.length === 2, 'the retry');
-    expect(runs).toEqual([{ deliveries: 1, ok: false }, { deliveries: 2, ok: true }]);
+    expect(runs).toEqual([
+      { deliveries: 1, ok: false },
+      { deliveries: 2, ok: true },
+    ]);
     await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'the retry acked');
     expect(await redis.xlen(`${stream}:dlq`)).toBe(0);
   });
@@ -75,7 +81,9 @@ describe('read loop edges', () => {
     expect(await killConnections(redis, `nrs:reader:${stream}`)).toBe(1);
     const id = (await redis.xadd(stream, '*', 'n', 'lost-reply'))!;
     const stray = new Redis(redisUrl());
-    const [[, delivered]] = (await stray.xreadgroup('GROUP', 'nest', 'pod-o', 'COUNT', 1, 'STREAMS', stream, '>')) as Array<[string, unknown[]]>;
+    const [[, delivered]] = (await stray.xreadgroup('GROUP', 'nest', 'pod-o', 'COUNT', 1, 'STREAMS', stream, '>')) as Array<
+      [string, unknown[]]
+    >;
     await stray.quit();
     expect(delivered).toHaveLength(1);
     await waitFor(() => seen.length === 1, 'the replayed entry');
@@ -130,7 +138,10 @@ describe('read loop edges', () => {
     const { app, server } = await startMicroservice([recorderController(stream, seen)], { reclaimIntervalMs: 0 });
     closers.push(() => app.close());
     const [consumer] = server.getConsumers();
-    const claimed = (await redis.xautoclaim(stream, 'nest', consumer.consumer, 0, '0-0', 'COUNT', 10)) as [string, Array<[string, string[]]>];
+    const claimed = (await redis.xautoclaim(stream, 'nest', consumer.consumer, 0, '0-0', 'COUNT', 10)) as [
+      string,
+      Array<[string, string[]]>,
+    ];
     // The old owner finishes and acks between the claim and the count read.
     await redis.xack(stream, 'nest', acked);
     expect(await consumer.acceptClaimed(claimed[1])).toBe(1);

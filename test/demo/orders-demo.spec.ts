@@ -36,19 +36,29 @@ describe('orders demo app over HTTP', () => {
 
   it('accepts orders, processes them in three groups and reports health and metrics', async () => {
     for (let i = 0; i < 20; i++) {
-      const res = await post({ orderId: `t-${i}`, customerId: 'c', amount: i === 7 ? -1 : 10 + i, items: [{ sku: 'a', quantity: 1 }] });
+      const res = await post({
+        orderId: `t-${i}`,
+        customerId: 'c',
+        amount: i === 7 ? -1 : 10 + i,
+        items: [{ sku: 'a', quantity: 1 }],
+      });
       expect(res.status).toBe(202);
     }
     expect((await post({ orderId: 'bad' })).status).toBe(400);
 
     const metricValue = (text: string, group: string, name: string) =>
       Number(new RegExp(`^redis_streams_${name}\\{stream="orders",group="${group}"[^}]*\\} (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
-    const metrics = await waitFor(async () => {
-      const text = await (await fetch(`${base}/metrics`)).text();
-      const ok = ['inventory', 'notifications'].every((g) => metricValue(text, g, 'entries_acked_total') === 20) &&
-        metricValue(text, 'payments', 'entries_acked_total') === 19;
-      return ok ? text : null;
-    }, 'every group to ack its entries', 20_000);
+    const metrics = await waitFor(
+      async () => {
+        const text = await (await fetch(`${base}/metrics`)).text();
+        const ok =
+          ['inventory', 'notifications'].every((g) => metricValue(text, g, 'entries_acked_total') === 20) &&
+          metricValue(text, 'payments', 'entries_acked_total') === 19;
+        return ok ? text : null;
+      },
+      'every group to ack its entries',
+      20_000,
+    );
     expect(metricValue(metrics, 'payments', 'entries_dead_lettered_total')).toBe(1);
 
     const live = await fetch(`${base}/health/live`);

@@ -6,7 +6,9 @@ import { startMicroservice, unique, waitFor } from '../support/helpers.js';
 
 // CommonJS helper shared with the scripts; it starts a private redis-server we may kill.
 const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {
-  startRedis(options?: object): Promise<{ url: string; child: { pid: number }; kill(): Promise<void>; start(): Promise<unknown>; stop(): Promise<void> }>;
+  startRedis(
+    options?: object,
+  ): Promise<{ url: string; child: { pid: number }; kill(): Promise<void>; start(): Promise<unknown>; stop(): Promise<void> }>;
 };
 
 jest.setTimeout(60_000);
@@ -50,11 +52,16 @@ describe('RedisStreamsHealthIndicator.isLive', () => {
       return r['redis-streams'].status === 'down' ? r : null;
     }, 'liveness to fail without Redis');
     expect(down['redis-streams'].pingMs).toBeNull();
-    expect(down['redis-streams'].reason).toMatch(/Redis commands connection is "(reconnecting|connecting|close)"|Redis PING did not answer/);
+    expect(down['redis-streams'].reason).toMatch(
+      /Redis commands connection is "(reconnecting|connecting|close)"|Redis PING did not answer/,
+    );
 
     await redis.start();
-    await waitFor(async () => (await indicator.isLive('redis-streams', server))['redis-streams'].status === 'up',
-      'liveness to recover with Redis', 30_000);
+    await waitFor(
+      async () => (await indicator.isLive('redis-streams', server))['redis-streams'].status === 'up',
+      'liveness to recover with Redis',
+      30_000,
+    );
   });
 
   it('stays up while every slot runs a slow but healthy handler, though the read loop waits for room past graceMs', async () => {
@@ -67,7 +74,10 @@ describe('RedisStreamsHealthIndicator.isLive', () => {
     await producer.xadd(stream, '*', 'n', '1');
     await producer.xadd(stream, '*', 'n', '2');
     const [consumer] = server.getConsumers();
-    await waitFor(() => consumer.waitingForRoomSince > 0 && Date.now() - consumer.lastReadAt > 600, 'the loop to wait for room past graceMs');
+    await waitFor(
+      () => consumer.waitingForRoomSince > 0 && Date.now() - consumer.lastReadAt > 600,
+      'the loop to wait for room past graceMs',
+    );
 
     const full = await indicator.isLive('redis-streams', server, { graceMs: 300 });
     expect(full['redis-streams'].status).toBe('up');
@@ -93,11 +103,15 @@ describe('RedisStreamsHealthIndicator.isLive', () => {
     }, 'liveness to fail on the stuck read loop');
     expect(wedged['redis-streams'].status).toBe('down');
     expect(wedged['redis-streams'].reason).toMatch(
-      new RegExp(`Stream "${stream}" group "nest": the read loop has not completed a read for \\d+ ms \\(grace 300 ms, graceMs\\)\\.`),
+      new RegExp(
+        `Stream "${stream}" group "nest": the read loop has not completed a read for \\d+ ms \\(grace 300 ms, graceMs\\)\\.`,
+      ),
     );
     process.kill(redis.child.pid, 'SIGCONT');
-    await waitFor(async () => (await indicator.isLive('redis-streams', server, { graceMs: 300 }))['redis-streams'].status === 'up',
-      'liveness to recover once Redis answers again');
+    await waitFor(
+      async () => (await indicator.isLive('redis-streams', server, { graceMs: 300 }))['redis-streams'].status === 'up',
+      'liveness to recover once Redis answers again',
+    );
   });
 
   it('fails when one handler runs longer than maxHandlerMs, even though its lease keeps it owned', async () => {
@@ -111,9 +125,13 @@ describe('RedisStreamsHealthIndicator.isLive', () => {
       const r = await indicator.isLive('redis-streams', server, { maxHandlerMs: 400 });
       return r['redis-streams'].status === 'down' ? r : null;
     }, 'liveness to see the hung handler');
-    expect(hung['redis-streams'].reason).toMatch(new RegExp(`the handler of entry ${id} has been running for \\d+ ms \\(maxHandlerMs 400\\)`));
+    expect(hung['redis-streams'].reason).toMatch(
+      new RegExp(`the handler of entry ${id} has been running for \\d+ ms \\(maxHandlerMs 400\\)`),
+    );
     release();
-    await waitFor(async () => (await indicator.isLive('redis-streams', server, { maxHandlerMs: 400 }))['redis-streams'].status === 'up',
-      'liveness to recover');
+    await waitFor(
+      async () => (await indicator.isLive('redis-streams', server, { maxHandlerMs: 400 }))['redis-streams'].status === 'up',
+      'liveness to recover',
+    );
   });
 });

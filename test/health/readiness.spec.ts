@@ -48,8 +48,18 @@ describe('RedisStreamsHealthIndicator.isReady', () => {
       status: 'up',
       streams: [
         {
-          stream, group: 'nest', status: 'up', pending: 0, oldestIdleMs: 0, lag: 0, consumers: 1,
-          deadLetters: 0, groupDeadLetters: 0, deadLetterStream: `${stream}:dlq`, readLoopAgeMs: expect.any(Number), oldestRunningMs: 0,
+          stream,
+          group: 'nest',
+          status: 'up',
+          pending: 0,
+          oldestIdleMs: 0,
+          lag: 0,
+          consumers: 1,
+          deadLetters: 0,
+          groupDeadLetters: 0,
+          deadLetterStream: `${stream}:dlq`,
+          readLoopAgeMs: expect.any(Number),
+          oldestRunningMs: 0,
         },
       ],
     });
@@ -146,7 +156,8 @@ describe('RedisStreamsHealthIndicator.isReady', () => {
     const { app, server } = await startMicroservice([recorder(stream, [])], {});
     closers.push(() => app.close());
     const pipeline = redis.pipeline();
-    for (let i = 0; i < 101; i++) pipeline.xadd(`${stream}:dlq`, '*', 'dlq:reason', 'max-deliveries', 'dlq:group', 'someone-else');
+    for (let i = 0; i < 101; i++)
+      pipeline.xadd(`${stream}:dlq`, '*', 'dlq:reason', 'max-deliveries', 'dlq:group', 'someone-else');
     await pipeline.exec();
 
     const result = await indicator.isReady('redis-streams', server);
@@ -163,7 +174,15 @@ describe('RedisStreamsHealthIndicator.isReady', () => {
 
     const idle = await collectStreamStats(redis, stream, 'nest', `${stream}:dlq`);
     expect(idle).toEqual({
-      stream, group: 'nest', deadLetterStream: `${stream}:dlq`, pending: 0, oldestIdleMs: 0, lag: 5, deadLetters: 0, groupDeadLetters: 0, consumers: 0,
+      stream,
+      group: 'nest',
+      deadLetterStream: `${stream}:dlq`,
+      pending: 0,
+      oldestIdleMs: 0,
+      lag: 5,
+      deadLetters: 0,
+      groupDeadLetters: 0,
+      consumers: 0,
     });
 
     // One entry at a time, held by a handler until released: four stay undelivered.
@@ -204,6 +223,8 @@ describe('RedisStreamsHealthIndicator.isReady', () => {
     await expect(collectStreamStats(redis, stream, 'missing', `${stream}:dlq`)).rejects.toThrow(
       `Stream "${stream}" has no consumer group "missing"`,
     );
-    await expect(collectStreamStats(redis, unique('ready-nokey'), 'nest', 'x:dlq')).rejects.toThrow('has no consumer group "nest"');
+    await expect(collectStreamStats(redis, unique('ready-nokey'), 'nest', 'x:dlq')).rejects.toThrow(
+      'has no consumer group "nest"',
+    );
   });
 });

@@ -3,14 +3,29 @@ import { redisClient, unique } from '../support/helpers.js';
 
 describe('formatStatsTable', () => {
   const row = (over: Partial<StreamStats>): StreamStats => ({
-    stream: 'orders', group: 'billing', deadLetterStream: 'orders:dlq',
-    pending: 0, oldestIdleMs: 0, lag: 0, deadLetters: 0, groupDeadLetters: 0, consumers: 1, ...over,
+    stream: 'orders',
+    group: 'billing',
+    deadLetterStream: 'orders:dlq',
+    pending: 0,
+    oldestIdleMs: 0,
+    lag: 0,
+    deadLetters: 0,
+    groupDeadLetters: 0,
+    consumers: 1,
+    ...over,
   });
 
   it('renders one aligned line per stream/group with every figure', () => {
     const table = formatStatsTable([
       row({ pending: 12, oldestIdleMs: 1_250, lag: 340, deadLetters: 5, groupDeadLetters: 2, consumers: 3 }),
-      row({ stream: 'payments-eu', group: 'ledger', lag: null, oldestIdleMs: 125_000, deadLetters: 2_000, groupDeadLetters: null }),
+      row({
+        stream: 'payments-eu',
+        group: 'ledger',
+        lag: null,
+        oldestIdleMs: 125_000,
+        deadLetters: 2_000,
+        groupDeadLetters: null,
+      }),
     ]);
     expect(table.split('\n')).toEqual([
       'stream       group    pending  oldest idle      lag       dead letters  consumers',
@@ -25,7 +40,13 @@ describe('formatStatsTable', () => {
   });
 
   it('formats durations from milliseconds to hours', () => {
-    expect([0, 850, 12_340, 245_000, 7_800_000].map(formatDuration)).toEqual(['0 ms', '850 ms', '12.3 s', '4 min 5 s', '2 h 10 min']);
+    expect([0, 850, 12_340, 245_000, 7_800_000].map(formatDuration)).toEqual([
+      '0 ms',
+      '850 ms',
+      '12.3 s',
+      '4 min 5 s',
+      '2 h 10 min',
+    ]);
   });
 
   it('shows the figures collectStreamStats read from Redis', async () => {

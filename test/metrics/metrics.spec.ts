@@ -13,11 +13,13 @@ async function valueOf(registry: Registry, name: string, labels: Record<string, 
   const metric = registry.getSingleMetric(name);
   if (!metric) return Number.NaN;
   const { values } = await metric.get();
-  return values
-    .filter((v) => ((v as { metricName?: string }).metricName ?? name) === series)
-    // Bucket bounds (`le`) come back as numbers; every other label as a string.
-    .filter((v) => Object.entries(labels).every(([k, l]) => String(v.labels[k]) === l))
-    .reduce((sum, v) => sum + v.value, 0);
+  return (
+    values
+      .filter((v) => ((v as { metricName?: string }).metricName ?? name) === series)
+      // Bucket bounds (`le`) come back as numbers; every other label as a string.
+      .filter((v) => Object.entries(labels).every(([k, l]) => String(v.labels[k]) === l))
+      .reduce((sum, v) => sum + v.value, 0)
+  );
 }
 
 describe('RedisStreamsMetrics', () => {
@@ -56,10 +58,22 @@ describe('RedisStreamsMetrics', () => {
     expect(handled).toBe(500);
     expect(await valueOf(registry, 'redis_streams_entries_delivered_total', labels)).toBe(500);
     expect(await valueOf(registry, 'redis_streams_entries_failed_total', labels)).toBe(0);
-    expect(await valueOf(registry, 'redis_streams_handler_duration_seconds', { ...labels, outcome: 'ok' },
-      'redis_streams_handler_duration_seconds_count')).toBe(500);
-    expect(await valueOf(registry, 'redis_streams_end_to_end_latency_seconds', labels,
-      'redis_streams_end_to_end_latency_seconds_count')).toBe(500);
+    expect(
+      await valueOf(
+        registry,
+        'redis_streams_handler_duration_seconds',
+        { ...labels, outcome: 'ok' },
+        'redis_streams_handler_duration_seconds_count',
+      ),
+    ).toBe(500);
+    expect(
+      await valueOf(
+        registry,
+        'redis_streams_end_to_end_latency_seconds',
+        labels,
+        'redis_streams_end_to_end_latency_seconds_count',
+      ),
+    ).toBe(500);
 
     await metrics.sampleNow();
     expect(await valueOf(registry, 'redis_streams_pending_entries', labels)).toBe(0);
@@ -67,7 +81,7 @@ describe('RedisStreamsMetrics', () => {
     expect(await valueOf(registry, 'redis_streams_dead_letter_entries', labels)).toBe(0);
   });
 
-  it('counts failures and dead letters by reason, and samples each group\'s dead letters', async () => {
+  it("counts failures and dead letters by reason, and samples each group's dead letters", async () => {
     const stream = unique('metrics-fail');
     @Controller()
     class Handlers {
@@ -95,9 +109,17 @@ describe('RedisStreamsMetrics', () => {
     expect(await valueOf(registry, 'orders_entries_failed_total', labels)).toBe(2);
     expect(await valueOf(registry, 'orders_entries_dead_lettered_total', { ...labels, reason: 'max-deliveries' })).toBe(2);
     expect(await valueOf(registry, 'orders_entries_lost_by_trim_total', labels)).toBe(0);
-    expect(await valueOf(registry, 'orders_handler_duration_seconds', { ...labels, outcome: 'error' },
-      'orders_handler_duration_seconds_count')).toBe(2);
-    expect(await valueOf(registry, 'orders_end_to_end_latency_seconds', labels, 'orders_end_to_end_latency_seconds_count')).toBe(8);
+    expect(
+      await valueOf(
+        registry,
+        'orders_handler_duration_seconds',
+        { ...labels, outcome: 'error' },
+        'orders_handler_duration_seconds_count',
+      ),
+    ).toBe(2);
+    expect(await valueOf(registry, 'orders_end_to_end_latency_seconds', labels, 'orders_end_to_end_latency_seconds_count')).toBe(
+      8,
+    );
 
     await metrics.sampleNow(server);
     expect(await valueOf(registry, 'orders_dead_letter_entries', labels)).toBe(2);
@@ -116,7 +138,11 @@ describe('RedisStreamsMetrics', () => {
         if (data.flaky && attempt < 3) throw new Error('downstream timeout');
       }
     }
-    const { app, server } = await startMicroservice([Handlers], { reclaimIntervalMs: 50, retryBackoffMs: 10, minIdleTimeMs: 1_000 });
+    const { app, server } = await startMicroservice([Handlers], {
+      reclaimIntervalMs: 50,
+      retryBackoffMs: 10,
+      minIdleTimeMs: 1_000,
+    });
     closers.push(() => app.close());
     const registry = new Registry();
     const metrics = new RedisStreamsMetrics().attach(server, { registry, sampleIntervalMs: 0 });
@@ -127,7 +153,12 @@ describe('RedisStreamsMetrics', () => {
     const labels = { stream, group: 'nest' };
     await waitFor(async () => (await valueOf(registry, 'redis_streams_entries_acked_total', labels)) === 2, 'both entries acked');
     const series = (suffix: string, extra: Record<string, string> = {}) =>
-      valueOf(registry, 'redis_streams_deliveries_to_success', { ...labels, ...extra }, `redis_streams_deliveries_to_success_${suffix}`);
+      valueOf(
+        registry,
+        'redis_streams_deliveries_to_success',
+        { ...labels, ...extra },
+        `redis_streams_deliveries_to_success_${suffix}`,
+      );
     expect(await series('count')).toBe(2);
     expect(await series('sum')).toBe(1 + 3);
     expect(await series('bucket', { le: '1' })).toBe(1);
@@ -188,7 +219,10 @@ describe('RedisStreamsMetrics', () => {
     expect(a.server.events.listenerCount('delivered')).toBe(0);
     expect(b.server.events.listenerCount('delivered')).toBe(1);
     await redis.xadd(first, '*', 'n', '2');
-    await waitFor(async () => (await pendingCount(redis, first, 'nest')) === 0 && (await redis.xlen(first)) === 2, 'the second entry');
+    await waitFor(
+      async () => (await pendingCount(redis, first, 'nest')) === 0 && (await redis.xlen(first)) === 2,
+      'the second entry',
+    );
     expect(await valueOf(registry, 'redis_streams_entries_delivered_total', { stream: first })).toBe(1);
 
     // A closed server is dropped at its next sample instead of failing on every interval.

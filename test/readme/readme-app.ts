@@ -42,29 +42,34 @@ export function buildApp(files: Map<string, string>): BuiltApp {
   try {
     symlinkSync(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'readme-app', private: true, type: 'module' }));
-    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: {
-        target: 'es2022',
-        module: 'nodenext',
-        moduleResolution: 'nodenext',
-        experimentalDecorators: true,
-        emitDecoratorMetadata: true,
-        strict: true,
-        // See the README's TypeScript note: handlers taking @Ctx() need it under strict.
-        strictFunctionTypes: false,
-        skipLibCheck: true,
-        types: ['node'],
-        rootDir: 'src',
-        outDir: 'out',
-      },
-      include: ['src/**/*.ts'],
-    }));
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'es2022',
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          experimentalDecorators: true,
+          emitDecoratorMetadata: true,
+          strict: true,
+          // See the README's TypeScript note: handlers taking @Ctx() need it under strict.
+          strictFunctionTypes: false,
+          skipLibCheck: true,
+          types: ['node'],
+          rootDir: 'src',
+          outDir: 'out',
+        },
+        include: ['src/**/*.ts'],
+      }),
+    );
     for (const [path, code] of files) {
       const file = join(dir, 'src', path);
       mkdirSync(dirname(file), { recursive: true });
       writeFileSync(file, code);
     }
-    const tsc = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', dir], { encoding: 'utf8' });
+    const tsc = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', dir], {
+      encoding: 'utf8',
+    });
     if (tsc.status !== 0) throw new Error(`The README app in ${dir} does not compile:\n${tsc.stdout}${tsc.stderr}`);
   } catch (err) {
     remove();

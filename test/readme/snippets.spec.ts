@@ -16,12 +16,15 @@ const REPORT_PREFIX = 'readme-app ';
 /** What the test adds around the README's snippets: the slow handler, and the module of the standalone app. */
 const FIXTURES: Array<[string, string]> = [
   ['slow-handler.ts', readFileSync(join(__dirname, 'app/slow-handler.ts'), 'utf8')],
-  ['standalone/app.module.ts', [
-    "import { Module } from '@nestjs/common';",
-    "import { SlowHandler } from '../slow-handler.js';",
-    '@Module({ controllers: [SlowHandler] })',
-    'export class AppModule {}',
-  ].join('\n')],
+  [
+    'standalone/app.module.ts',
+    [
+      "import { Module } from '@nestjs/common';",
+      "import { SlowHandler } from '../slow-handler.js';",
+      '@Module({ controllers: [SlowHandler] })',
+      'export class AppModule {}',
+    ].join('\n'),
+  ],
   // The README's module lists `BillingHandler`: here it is the slow handler.
   ['hybrid/billing.handler.ts', "export { SlowHandler as BillingHandler } from '../slow-handler.js';\n"],
 ];
@@ -49,7 +52,9 @@ class AppProcess {
   }
 
   static start(script: string, env: Record<string, string>): AppProcess {
-    return new AppProcess(spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    return new AppProcess(
+      spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
   }
 
   get running(): number {
@@ -68,7 +73,10 @@ class AppProcess {
   async waitForExit(what: string, timeoutMs: number) {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`The ${what} app did not exit within ${timeoutMs} ms. Its output:\n${this.log}`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`The ${what} app did not exit within ${timeoutMs} ms. Its output:\n${this.log}`)),
+        timeoutMs,
+      );
     });
     try {
       return await Promise.race([this.exited, timeout]);
@@ -85,7 +93,8 @@ describe('README snippets, run as written', () => {
   beforeAll(() => {
     const snippets = readmeSnippets();
     for (const needed of ['standalone/main.ts', 'hybrid/main.ts', 'hybrid/app.module.ts', 'hybrid/health.controller.ts']) {
-      if (!snippets.has(needed)) throw new Error(`README.md has no code block marked <!-- snippet: ${needed} -->; this test runs it.`);
+      if (!snippets.has(needed))
+        throw new Error(`README.md has no code block marked <!-- snippet: ${needed} -->; this test runs it.`);
     }
     built = buildApp(new Map([...snippets, ...FIXTURES]));
   }, 60_000);
@@ -97,7 +106,12 @@ describe('README snippets, run as written', () => {
     return ids;
   }
 
-  function startApp(kind: 'standalone' | 'hybrid', stream: string, group: string, extraEnv: Record<string, string> = {}): AppProcess {
+  function startApp(
+    kind: 'standalone' | 'hybrid',
+    stream: string,
+    group: string,
+    extraEnv: Record<string, string> = {},
+  ): AppProcess {
     const app = AppProcess.start(built.entry(`${kind}/main.ts`), {
       REDIS_URL: redisUrl(),
       CONSUMER_NAME: `readme-${kind}-1`,
@@ -120,13 +134,19 @@ describe('README snippets, run as written', () => {
    * handed back (still pending), or never delivered (after the group's last-delivered id).
    */
   async function terminateAndCheck(app: AppProcess, kind: string, stream: string, group: string, ids: string[]) {
-    await waitFor(() => app.running === CONCURRENCY, `${CONCURRENCY} handlers of the ${kind} app to be running (output:\n${app.log})`);
+    await waitFor(
+      () => app.running === CONCURRENCY,
+      `${CONCURRENCY} handlers of the ${kind} app to be running (output:\n${app.log})`,
+    );
     const runningAtSignal = app.started.filter((id) => !app.done.includes(id));
     app.signal('SIGTERM');
     const exit = await app.waitForExit(kind, 10_000);
 
     // Nest's shutdown hooks re-raise the signal once the app has closed (or exit 0 with useProcessExit).
-    expect([{ code: null, signal: 'SIGTERM' }, { code: 0, signal: null }]).toContainEqual(exit);
+    expect([
+      { code: null, signal: 'SIGTERM' },
+      { code: 0, signal: null },
+    ]).toContainEqual(exit);
     expect(runningAtSignal).toHaveLength(CONCURRENCY);
     expect(app.done.filter((id) => runningAtSignal.includes(id)).sort()).toEqual([...runningAtSignal].sort());
     expect([...app.done].sort()).toEqual([...app.started].sort());
@@ -134,7 +154,8 @@ describe('README snippets, run as written', () => {
 
     const pending = ((await redis.xpending(stream, group, '-', '+', ENTRIES)) as Array<[string, ...unknown[]]>).map(([id]) => id);
     const groups = (await redis.xinfo('GROUPS', stream)) as unknown[][];
-    const info = groups.map((fields) => Object.fromEntries(fields.flatMap((v, i) => (i % 2 ? [] : [[v, fields[i + 1]]]))))
+    const info = groups
+      .map((fields) => Object.fromEntries(fields.flatMap((v, i) => (i % 2 ? [] : [[v, fields[i + 1]]]))))
       .find((g) => g.name === group)!;
     const undelivered = (await redis.xrange(stream, `(${info['last-delivered-id']}`, '+')).map(([id]) => id);
     const handled = app.done;

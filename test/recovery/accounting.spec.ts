@@ -1,7 +1,13 @@
 import { Controller, Module } from '@nestjs/common';
 import { Ctx, EventPattern } from '@nestjs/microservices';
 import {
-  DeadLetterService, IDEMPOTENCY_STORE, Idempotent, JsonCodec, RedisIdempotencyStore, RedisStreamsContext, encodeEnvelope,
+  DeadLetterService,
+  IDEMPOTENCY_STORE,
+  Idempotent,
+  JsonCodec,
+  RedisIdempotencyStore,
+  RedisStreamsContext,
+  encodeEnvelope,
 } from 'nest-redis-streams';
 import { pendingCount, readAll, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
 
@@ -38,7 +44,9 @@ describe('delivery accounting', () => {
     await Promise.all([a.server.reclaimNow(), b.server.reclaimNow()]);
     await a.server.reclaimNow();
     const letters = await readAll(redis, DeadLetterService.streamFor(stream));
-    expect(letters.map(([, f]) => [f['dlq:reason'], f['dlq:lost_count'], f['dlq:group']])).toEqual([['trimmed-undelivered', '6', 'nest']]);
+    expect(letters.map(([, f]) => [f['dlq:reason'], f['dlq:lost_count'], f['dlq:group']])).toEqual([
+      ['trimmed-undelivered', '6', 'nest'],
+    ]);
     expect(events).toEqual([6]);
   });
 
@@ -46,7 +54,10 @@ describe('delivery accounting', () => {
     const stream = unique('counts');
     await redis.xgroup('CREATE', stream, 'nest', '0', 'MKSTREAM');
     for (let i = 0; i < 10; i++) await redis.xadd(stream, '*', 'i', String(i));
-    const [[, entries]] = (await redis.xreadgroup('GROUP', 'nest', 'dead', 'COUNT', 10, 'STREAMS', stream, '>')) as [string, [string, string[]][]][];
+    const [[, entries]] = (await redis.xreadgroup('GROUP', 'nest', 'dead', 'COUNT', 10, 'STREAMS', stream, '>')) as [
+      string,
+      [string, string[]][],
+    ][];
     const ids = entries.map(([id]) => id);
     // The middle eight belong to "me" already; the first and last are stale under the dead consumer.
     await redis.call('XCLAIM', stream, 'nest', 'me', 0, ...ids.slice(1, 9), 'JUSTID');
@@ -67,7 +78,7 @@ describe('delivery accounting', () => {
     expect([seen.get(ids[0]), seen.get(ids[9])]).toEqual([2, 2]);
   });
 
-  it('does not spend the retry budget while another delivery holds the event\'s idempotency claim', async () => {
+  it("does not spend the retry budget while another delivery holds the event's idempotency claim", async () => {
     const stream = unique('deferred');
     const store = new RedisIdempotencyStore(redis, `${stream}:idem:`);
     let runs = 0;
@@ -83,10 +94,16 @@ describe('delivery accounting', () => {
     class PaymentsModule {}
     // A consumer died inside the effect: its "processing" claim lives on for 1 s.
     await store.begin('nest:evt-9', 1_000);
-    const { app } = await startMicroservice([], { minIdleTimeMs: 200, reclaimIntervalMs: 30, retryBackoffMs: 20 }, [], true, [PaymentsModule]);
+    const { app } = await startMicroservice([], { minIdleTimeMs: 200, reclaimIntervalMs: 30, retryBackoffMs: 20 }, [], true, [
+      PaymentsModule,
+    ]);
     closers.push(() => app.close());
     await redis.xadd(stream, '*', ...encodeEnvelope({ data: {}, eventId: 'evt-9' }, new JsonCodec()));
-    await waitFor(async () => runs === 1 && (await pendingCount(redis, stream, 'nest')) === 0, 'the charge after the claim expired', 10_000);
+    await waitFor(
+      async () => runs === 1 && (await pendingCount(redis, stream, 'nest')) === 0,
+      'the charge after the claim expired',
+      10_000,
+    );
     expect(await redis.xlen(DeadLetterService.streamFor(stream))).toBe(0);
   });
 });

@@ -39,8 +39,15 @@ describe('dead-letter stream', () => {
     const { items } = await deadLetters.list(dlq);
     expect(items).toHaveLength(1);
     expect(items[0]).toMatchObject({
-      reason: 'max-deliveries', stream, originalId: id, group: 'nest', consumer: 'billing-1',
-      error: 'amount must be positive', errorClass: 'TypeError', deliveries: 3, fields: { amount: '-5' },
+      reason: 'max-deliveries',
+      stream,
+      originalId: id,
+      group: 'nest',
+      consumer: 'billing-1',
+      error: 'amount must be positive',
+      errorClass: 'TypeError',
+      deliveries: 3,
+      fields: { amount: '-5' },
     });
     expect(Math.abs(items[0].parkedAt - Date.now())).toBeLessThan(10_000);
 
@@ -129,7 +136,9 @@ describe('dead-letter stream', () => {
     expect([...tombstones].sort()).toEqual([...ids].sort());
     const letters = await readAll(redis, DeadLetterService.streamFor(stream));
     // Retries and the reclaimer can find them in either order.
-    expect(letters.map(([, f]) => [f['dlq:reason'], f['dlq:id']]).sort()).toEqual(ids.map((id) => ['payload-trimmed', id]).sort());
+    expect(letters.map(([, f]) => [f['dlq:reason'], f['dlq:id']]).sort()).toEqual(
+      ids.map((id) => ['payload-trimmed', id]).sort(),
+    );
     expect(await pendingCount(redis, stream, 'nest')).toBe(0);
   }, 20_000);
 
@@ -188,7 +197,10 @@ describe('dead-letter stream', () => {
     server.events.on('skipped', (e) => skipped.push(e));
     await redis.xadd(stream, '*', 'v', 'nrs/1', 'event_id', 'order-7', 'data', '{"order":"7"}');
     const dlq = DeadLetterService.streamFor(stream);
-    await waitFor(async () => (await redis.xlen(dlq)) === 1 && runs.shipping.length === 1, 'payments to park, shipping to handle');
+    await waitFor(
+      async () => (await redis.xlen(dlq)) === 1 && runs.shipping.length === 1,
+      'payments to park, shipping to handle',
+    );
     const [letter] = (await deadLetters.list(dlq)).items;
     expect(letter.group).toBe('payments');
 
@@ -197,7 +209,10 @@ describe('dead-letter stream', () => {
     await waitFor(() => runs.payments.length === 2 && skipped.length === 1, 'payments to run the re-drive, shipping to skip it');
     expect(skipped[0]).toMatchObject({ reason: 'other-group', group: 'shipping', stream });
     expect(runs).toEqual({ payments: ['7', '7'], shipping: ['7'] });
-    await waitFor(async () => (await pendingCount(redis, stream, 'payments')) + (await pendingCount(redis, stream, 'shipping')) === 0, 'both groups acked');
+    await waitFor(
+      async () => (await pendingCount(redis, stream, 'payments')) + (await pendingCount(redis, stream, 'shipping')) === 0,
+      'both groups acked',
+    );
     expect(await redis.xlen(dlq)).toBe(0);
   });
 

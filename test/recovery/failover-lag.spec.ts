@@ -12,7 +12,12 @@ const { startRedis } = require('../../scripts/lib/redis-process.cjs');
 
 jest.setTimeout(30_000);
 
-interface RedisProcess { url: string; port: number; kill(signal?: string): Promise<void>; stop(): Promise<void> }
+interface RedisProcess {
+  url: string;
+  port: number;
+  kill(signal?: string): Promise<void>;
+  stop(): Promise<void>;
+}
 
 /**
  * A master and its replica; the master is killed and the replica promoted, as a failover does.
@@ -69,7 +74,10 @@ describe('lag after a replica is promoted', () => {
     const seen: string[] = [];
     const first = await startMicroservice([handler(stream, seen)], { connection: master.url });
     for (let i = 0; i < 20; i++) await onMaster.xadd(stream, '*', 'n', String(i));
-    await waitFor(async () => seen.length === 25 && (await pendingCount(onMaster, stream, 'nest')) === 0, '25 entries handled and acked');
+    await waitFor(
+      async () => seen.length === 25 && (await pendingCount(onMaster, stream, 'nest')) === 0,
+      '25 entries handled and acked',
+    );
     await first.app.close();
     expect(await onMaster.call('WAIT', '1', '5000')).toBe(1);
     expect(await rawGroup(onMaster, stream)).toMatchObject({ lag: 0, 'entries-read': 25 });
@@ -94,7 +102,10 @@ describe('lag after a replica is promoted', () => {
     // A consumer on the promoted master catches up; readiness with maxLag is up.
     const second = await startMicroservice([handler(stream, seen)], { connection: replica.url });
     closers.push(() => second.app.close());
-    await waitFor(async () => seen.length === 32 && (await pendingCount(onReplica, stream, 'nest')) === 0, 'the 7 new entries handled');
+    await waitFor(
+      async () => seen.length === 32 && (await pendingCount(onReplica, stream, 'nest')) === 0,
+      'the 7 new entries handled',
+    );
     const ready = await indicator.isReady('redis-streams', second.server, { maxLag: 5 });
     expect(ready['redis-streams'].status).toBe('up');
     expect(ready['redis-streams'].streams[0]).toMatchObject({ lag: 0, pending: 0 });

@@ -1,8 +1,15 @@
 import { Controller, Module } from '@nestjs/common';
 import { Ctx, EventPattern } from '@nestjs/microservices';
 import {
-  IDEMPOTENCY_STORE, Idempotent, JsonCodec, RedisIdempotencyStore, RedisStreamsContext, encodeEnvelope, idempotencyKey,
-  removeIdleConsumers, runOnce,
+  IDEMPOTENCY_STORE,
+  Idempotent,
+  JsonCodec,
+  RedisIdempotencyStore,
+  RedisStreamsContext,
+  encodeEnvelope,
+  idempotencyKey,
+  removeIdleConsumers,
+  runOnce,
 } from 'nest-redis-streams';
 import { Logger } from '@nestjs/common';
 import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
@@ -15,19 +22,23 @@ describe('idempotent handlers and housekeeping', () => {
   it.each([
     { label: 'with the guard, the effect is applied once', idempotent: '1', effects: '1' },
     { label: 'without it, twice (the scenario is real)', idempotent: '0', effects: '2' },
-  ])('crash after the effect and before the ack: $label', async ({ idempotent, effects }) => {
-    const stream = unique('crash-after-effect');
-    const env = { REDIS_URL: process.env.REDIS_URL!, STREAM: stream, CONSUMER: 'pay-1', IDEMPOTENT: idempotent };
-    await redis.xadd(stream, '*', ...encodeEnvelope({ data: { amount: 100 }, eventId: 'payment-77' }, new JsonCodec()));
-    const crashing = await WorkerProcess.start({ ...env, BEHAVIOUR: 'exit-after-effect' }, false);
-    closers.push(() => crashing.kill());
-    expect(await crashing.exited).toBe(4);
-    expect(await pendingCount(redis, stream, 'nest')).toBe(1);
-    const healthy = await WorkerProcess.start({ ...env, BEHAVIOUR: 'ok' });
-    closers.push(() => healthy.kill());
-    await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'the redelivery to be acked');
-    expect(await redis.hget(`${stream}:effects`, 'payment-77')).toBe(effects);
-  }, 30_000);
+  ])(
+    'crash after the effect and before the ack: $label',
+    async ({ idempotent, effects }) => {
+      const stream = unique('crash-after-effect');
+      const env = { REDIS_URL: process.env.REDIS_URL!, STREAM: stream, CONSUMER: 'pay-1', IDEMPOTENT: idempotent };
+      await redis.xadd(stream, '*', ...encodeEnvelope({ data: { amount: 100 }, eventId: 'payment-77' }, new JsonCodec()));
+      const crashing = await WorkerProcess.start({ ...env, BEHAVIOUR: 'exit-after-effect' }, false);
+      closers.push(() => crashing.kill());
+      expect(await crashing.exited).toBe(4);
+      expect(await pendingCount(redis, stream, 'nest')).toBe(1);
+      const healthy = await WorkerProcess.start({ ...env, BEHAVIOUR: 'ok' });
+      closers.push(() => healthy.kill());
+      await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'the redelivery to be acked');
+      expect(await redis.hget(`${stream}:effects`, 'payment-77')).toBe(effects);
+    },
+    30_000,
+  );
 
   it('@Idempotent() skips a re-published event with the same event id', async () => {
     const stream = unique('decorator');
@@ -49,7 +60,10 @@ describe('idempotent handlers and housekeeping', () => {
     await redis.xadd(stream, '*', ...encodeEnvelope({ data: { n: 1 }, eventId: 'evt-1' }, codec));
     await redis.xadd(stream, '*', ...encodeEnvelope({ data: { n: 1 }, eventId: 'evt-1' }, codec)); // re-published
     await redis.xadd(stream, '*', ...encodeEnvelope({ data: { n: 2 }, eventId: 'evt-2' }, codec));
-    await waitFor(async () => applied.length === 2 && (await pendingCount(redis, stream, 'nest')) === 0, 'both events and all acks');
+    await waitFor(
+      async () => applied.length === 2 && (await pendingCount(redis, stream, 'nest')) === 0,
+      'both events and all acks',
+    );
     await new Promise((r) => setTimeout(r, 100));
     expect(applied).toHaveLength(2);
   });
@@ -78,8 +92,12 @@ describe('idempotent handlers and housekeeping', () => {
     closers.push(() => app.close());
     await publish(created, 'order-42');
     await publish(shipped, 'order-42');
-    await waitFor(async () => (await pendingCount(redis, created, 'nest')) + (await pendingCount(redis, shipped, 'nest')) === 0 &&
-      applied.length >= 2, 'both entries handled and acked', 4_000);
+    await waitFor(
+      async () =>
+        (await pendingCount(redis, created, 'nest')) + (await pendingCount(redis, shipped, 'nest')) === 0 && applied.length >= 2,
+      'both entries handled and acked',
+      4_000,
+    );
     expect(applied.sort()).toEqual([created, shipped].sort());
   });
 
@@ -106,8 +124,11 @@ describe('idempotent handlers and housekeeping', () => {
     closers.push(() => app.close());
     await publish(stream, 'evt-1');
     await publish(stream, 'evt-1'); // re-published: both handlers skip it
-    await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0 && (await redis.xlen(stream)) === 2 &&
-      applied.length >= 2, 'both entries acked', 4_000);
+    await waitFor(
+      async () => (await pendingCount(redis, stream, 'nest')) === 0 && (await redis.xlen(stream)) === 2 && applied.length >= 2,
+      'both entries acked',
+      4_000,
+    );
     expect(applied.sort()).toEqual(['mail:evt-1', 'stock:evt-1']);
     expect(await redis.get(`${stream}:idem:${stream}|nest|Orders.sendMail|evt-1`)).toBe('done');
   });
@@ -130,7 +151,10 @@ describe('idempotent handlers and housekeeping', () => {
     const { app } = await startMicroservice([Payments], { retryBackoffMs: 20, reclaimIntervalMs: 50 });
     closers.push(() => app.close());
     await publish(stream, 'payment-1');
-    await waitFor(async () => deliveries.length === 2 && (await pendingCount(redis, stream, 'nest')) === 0, 'the redelivery, acked');
+    await waitFor(
+      async () => deliveries.length === 2 && (await pendingCount(redis, stream, 'nest')) === 0,
+      'the redelivery, acked',
+    );
     expect(effects).toBe(1);
   });
 
@@ -153,8 +177,14 @@ describe('idempotent handlers and housekeeping', () => {
     const { app } = await startMicroservice([Payments], {});
     closers.push(() => app.close());
     await publish(stream, 'evt-old');
-    await waitFor(async () => (await redis.xlen(stream)) === 1 && (await pendingCount(redis, stream, 'nest')) === 0 &&
-      (await redis.exists(`${prefix}${stream}|nest|run-once|evt-old`)) === 1, 'the entry acked', 4_000);
+    await waitFor(
+      async () =>
+        (await redis.xlen(stream)) === 1 &&
+        (await pendingCount(redis, stream, 'nest')) === 0 &&
+        (await redis.exists(`${prefix}${stream}|nest|run-once|evt-old`)) === 1,
+      'the entry acked',
+      4_000,
+    );
     expect(effects).toBe(runs);
     // Either way the new key now says done: the next delivery does not look at the old one again.
     expect(await redis.get(`${prefix}${stream}|nest|run-once|evt-old`)).toBe('done');
@@ -162,7 +192,16 @@ describe('idempotent handlers and housekeeping', () => {
 
   it('escapes the separator so that no two (stream, group, handler, event) share a key', () => {
     const ctx = (stream: string, group: string, eventId?: string) =>
-      new RedisStreamsContext([stream, '5-0', group, 'c', 1, {}, eventId, { signal: new AbortController().signal, ack: async () => true }]);
+      new RedisStreamsContext([
+        stream,
+        '5-0',
+        group,
+        'c',
+        1,
+        {},
+        eventId,
+        { signal: new AbortController().signal, ack: async () => true },
+      ]);
     expect(idempotencyKey(ctx('a|b', 'g', 'e'), 'h')).not.toBe(idempotencyKey(ctx('a', 'b|g', 'e'), 'h'));
     expect(idempotencyKey(ctx('orders', 'nest', 'evt|1'), 'Payments.charge')).toBe('orders|nest|Payments.charge|evt%7C1');
     expect(idempotencyKey(ctx('orders', 'nest'))).toBe('orders|nest|run-once|entry:5-0');

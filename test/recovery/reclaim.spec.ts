@@ -11,7 +11,13 @@ describe('reclaiming entries of dead and slow consumers', () => {
 
   it('takes over the entry of a consumer process killed mid-handler; delivery count 2', async () => {
     const stream = unique('sigkill');
-    const worker = await WorkerProcess.start({ REDIS_URL: process.env.REDIS_URL!, STREAM: stream, CONSUMER: 'doomed', BEHAVIOUR: 'slow:60000', MIN_IDLE: '500' });
+    const worker = await WorkerProcess.start({
+      REDIS_URL: process.env.REDIS_URL!,
+      STREAM: stream,
+      CONSUMER: 'doomed',
+      BEHAVIOUR: 'slow:60000',
+      MIN_IDLE: '500',
+    });
     closers.push(() => worker.kill());
     const id = await redis.xadd(stream, '*', 'order', '42');
     await worker.waitFor((m) => m.type === 'start' && m.id === id, 'the worker to start the entry');
@@ -36,31 +42,39 @@ describe('reclaiming entries of dead and slow consumers', () => {
     { label: 'on', leaseRenewal: true, runsAtLeast: 1, runsAtMost: 1 },
     // Without leases the test must fail the guarantee: this shows it can.
     { label: 'off', leaseRenewal: false, runsAtLeast: 2, runsAtMost: 10 },
-  ])('with lease renewal $label, a handler slower than 3x min-idle runs $runsAtLeast..$runsAtMost times across two instances', async ({ leaseRenewal, runsAtLeast, runsAtMost }) => {
-    const stream = unique('lease');
-    const runs: string[] = [];
-    const make = () => {
-      @Controller()
-      class Slow {
-        @EventPattern(stream)
-        async handle(@Ctx() ctx: RedisStreamsContext) {
-          runs.push(ctx.getConsumer());
-          await sleep(900);
+  ])(
+    'with lease renewal $label, a handler slower than 3x min-idle runs $runsAtLeast..$runsAtMost times across two instances',
+    async ({ leaseRenewal, runsAtLeast, runsAtMost }) => {
+      const stream = unique('lease');
+      const runs: string[] = [];
+      const make = () => {
+        @Controller()
+        class Slow {
+          @EventPattern(stream)
+          async handle(@Ctx() ctx: RedisStreamsContext) {
+            runs.push(ctx.getConsumer());
+            await sleep(900);
+          }
         }
-      }
-      return Slow;
-    };
-    const options = { minIdleTimeMs: 300, reclaimIntervalMs: 50, leaseRenewal };
-    const a = await startMicroservice([make()], { ...options, consumer: 'a' });
-    closers.push(() => a.app.close());
-    const b = await startMicroservice([make()], { ...options, consumer: 'b' });
-    closers.push(() => b.app.close());
-    await redis.xadd(stream, '*', 'payment', 'p-1');
-    await waitFor(async () => runs.length >= 1 && (await pendingCount(redis, stream, 'nest')) === 0, 'the entry to be acked', 10_000);
-    await sleep(400); // a reclaim would have happened by now (min-idle 300 ms, checked every 50 ms)
-    expect(runs.length).toBeGreaterThanOrEqual(runsAtLeast);
-    expect(runs.length).toBeLessThanOrEqual(runsAtMost);
-  }, 20_000);
+        return Slow;
+      };
+      const options = { minIdleTimeMs: 300, reclaimIntervalMs: 50, leaseRenewal };
+      const a = await startMicroservice([make()], { ...options, consumer: 'a' });
+      closers.push(() => a.app.close());
+      const b = await startMicroservice([make()], { ...options, consumer: 'b' });
+      closers.push(() => b.app.close());
+      await redis.xadd(stream, '*', 'payment', 'p-1');
+      await waitFor(
+        async () => runs.length >= 1 && (await pendingCount(redis, stream, 'nest')) === 0,
+        'the entry to be acked',
+        10_000,
+      );
+      await sleep(400); // a reclaim would have happened by now (min-idle 300 ms, checked every 50 ms)
+      expect(runs.length).toBeGreaterThanOrEqual(runsAtLeast);
+      expect(runs.length).toBeLessThanOrEqual(runsAtMost);
+    },
+    20_000,
+  );
 
   it('never acks an entry that another consumer took over, and tells the handler through its signal', async () => {
     const stream = unique('ownership');
@@ -108,10 +122,18 @@ describe('reclaiming entries of dead and slow consumers', () => {
       return Worker;
     };
     for (const name of ['r1', 'r2', 'r3']) {
-      const { app } = await startMicroservice([make()], { consumer: name, minIdleTimeMs: 100, reclaimIntervalMs: 20, reclaimCount: 7 });
+      const { app } = await startMicroservice([make()], {
+        consumer: name,
+        minIdleTimeMs: 100,
+        reclaimIntervalMs: 20,
+        reclaimCount: 7,
+      });
       closers.push(() => app.close());
     }
-    await waitFor(async () => handled.length >= 60 && (await pendingCount(redis, stream, 'nest')) === 0, 'every stale entry handled');
+    await waitFor(
+      async () => handled.length >= 60 && (await pendingCount(redis, stream, 'nest')) === 0,
+      'every stale entry handled',
+    );
     expect(handled.length).toBe(60);
     expect(new Set(handled).size).toBe(60);
   }, 20_000);

@@ -28,7 +28,10 @@ describe('retry back-off', () => {
     // min-idle far above every back-off (it caps them); a reclaimer every 20 ms picks up each
     // retry as soon as its back-off has passed.
     const { app, server } = await startMicroservice([Failing], {
-      retryBackoffMs: BACKOFF_MS, minIdleTimeMs: 60_000, reclaimIntervalMs: 20, maxDeliveries: 4,
+      retryBackoffMs: BACKOFF_MS,
+      minIdleTimeMs: 60_000,
+      reclaimIntervalMs: 20,
+      maxDeliveries: 4,
     });
     closers.push(() => app.close());
     const parked = new Promise((resolve) => server.events.once('dead-lettered', resolve));

@@ -50,7 +50,14 @@ describe('trim audit', () => {
       kind: 'two streams',
       arrange: (dlq: string) => {
         const [lossy, other] = [unique('shared-a'), unique('shared-b')];
-        return { lossy, other, patterns: [[lossy, { deadLetterStream: dlq }], [other, { deadLetterStream: dlq }]] as Array<[string, StreamHandlerOptions]> };
+        return {
+          lossy,
+          other,
+          patterns: [
+            [lossy, { deadLetterStream: dlq }],
+            [other, { deadLetterStream: dlq }],
+          ] as Array<[string, StreamHandlerOptions]>,
+        };
       },
     },
     {
@@ -74,12 +81,16 @@ describe('trim audit', () => {
     const server = await start(patterns, handled);
     const reported: Array<[string, number]> = [];
     server.events.on('dead-lettered', (e) => reported.push([e.stream, e.count]));
-    await waitFor(async () => handled.length === 8 && (await pendingCount(redis, lossy, 'nest')) + (await pendingCount(redis, other, 'nest')) === 0,
-      'the 8 entries left, acked');
+    await waitFor(
+      async () =>
+        handled.length === 8 && (await pendingCount(redis, lossy, 'nest')) + (await pendingCount(redis, other, 'nest')) === 0,
+      'the 8 entries left, acked',
+    );
     for (let round = 0; round < ROUNDS; round++) await server.reclaimNow();
     const letters = await readAll(redis, dlq);
-    expect(letters.map(([, f]) => [f['dlq:reason'], f['dlq:stream'], f['dlq:group'], f['dlq:lost_count']]))
-      .toEqual([['trimmed-undelivered', lossy, 'nest', '5']]);
+    expect(letters.map(([, f]) => [f['dlq:reason'], f['dlq:stream'], f['dlq:group'], f['dlq:lost_count']])).toEqual([
+      ['trimmed-undelivered', lossy, 'nest', '5'],
+    ]);
     expect(reported).toEqual([[lossy, 5]]);
   });
 
@@ -101,7 +112,10 @@ describe('trim audit', () => {
     await redis.hset(`${stream}:dlq:trim-audit`, 'nest', '5', 'nest:read', '0');
     const handled: string[] = [];
     let server = await start(patterns, handled);
-    await waitFor(async () => handled.length === 5 && (await pendingCount(redis, stream, 'nest')) === 0, 'the 5 entries left, acked');
+    await waitFor(
+      async () => handled.length === 5 && (await pendingCount(redis, stream, 'nest')) === 0,
+      'the 5 entries left, acked',
+    );
     for (let round = 0; round < 3; round++) await server.reclaimNow();
     expect(await redis.xlen(`${stream}:dlq`)).toBe(0);
     // A loss after the upgrade is reported, with its own count only.
@@ -109,7 +123,10 @@ describe('trim audit', () => {
     await add(stream, 10);
     await redis.xtrim(stream, 'MAXLEN', 5); // 5 already read and 5 unread entries go
     server = await start(patterns, handled);
-    await waitFor(async () => handled.length === 10 && (await pendingCount(redis, stream, 'nest')) === 0, 'the 5 new entries left, acked');
+    await waitFor(
+      async () => handled.length === 10 && (await pendingCount(redis, stream, 'nest')) === 0,
+      'the 5 new entries left, acked',
+    );
     for (let round = 0; round < 3; round++) await server.reclaimNow();
     const letters = await readAll(redis, `${stream}:dlq`);
     expect(letters.map(([, f]) => [f['dlq:reason'], f['dlq:lost_count']])).toEqual([['trimmed-undelivered', '5']]);

@@ -39,7 +39,10 @@ describe('group creation and the Redis feature probe (real redis-server)', () =>
     const stream = unique('cg-plain');
     await addEntries(stream, 3);
     expect(await redis.nrsCreateGroup(stream, 'g', '$', '0')).toBe('OK');
-    expect(await groupInfo(stream, 'g')).toMatchObject({ 'entries-read': null, 'last-delivered-id': (await redis.xrevrange(stream, '+', '-', 'COUNT', 1))[0][0] });
+    expect(await groupInfo(stream, 'g')).toMatchObject({
+      'entries-read': null,
+      'last-delivered-id': (await redis.xrevrange(stream, '+', '-', 'COUNT', 1))[0][0],
+    });
   });
 
   it('returns BUSYGROUP and WRONGTYPE as errors, without falling back', async () => {

@@ -18,7 +18,7 @@ describe('dead-letter scripts', () => {
     const stream = unique('dls');
     const dlq = `${stream}:dlq`;
     await redis.xgroup('CREATE', stream, 'g', '0', 'MKSTREAM');
-    const id = await redis.xadd(stream, '*', ...fields) as string;
+    const id = (await redis.xadd(stream, '*', ...fields)) as string;
     await redis.xreadgroup('GROUP', 'g', 'c1', 'COUNT', 10, 'STREAMS', stream, '>');
     return { stream, dlq, id };
   }
@@ -27,15 +27,35 @@ describe('dead-letter scripts', () => {
     deadLetterMetadata({ reason: DeadLetterReason.MAX_DELIVERIES, stream, id, group: 'g', consumer: 'c1', deliveries: 5 });
 
   /** Calls the park script with what a consumer holds: the fields decoded as UTF-8. */
-  async function park(stream: string, dlq: string, id: string, held: string[] | null, consumer = 'c1', requireOwner: '1' | '0' = '1') {
+  async function park(
+    stream: string,
+    dlq: string,
+    id: string,
+    held: string[] | null,
+    consumer = 'c1',
+    requireOwner: '1' | '0' = '1',
+  ) {
     const meta = metadata(stream, id);
-    return redis.nrsDeadLetterIfOwned(stream, dlq, 'g', consumer, id, requireOwner, String(meta.length), ...meta, ...escapedOriginalFields(held));
+    return redis.nrsDeadLetterIfOwned(
+      stream,
+      dlq,
+      'g',
+      consumer,
+      id,
+      requireOwner,
+      String(meta.length),
+      ...meta,
+      ...escapedOriginalFields(held),
+    );
   }
 
   /** The original part of a dead letter, as bytes (metadata dropped). */
   async function parkedOriginal(dlq: string): Promise<Buffer[]> {
     const [[, fields]] = await redis.xrangeBuffer(dlq, '-', '+');
-    return fields.slice(deadLetterMetadata({ reason: DeadLetterReason.MAX_DELIVERIES, stream: '', id: '', group: '', consumer: '', deliveries: 0 }).length);
+    return fields.slice(
+      deadLetterMetadata({ reason: DeadLetterReason.MAX_DELIVERIES, stream: '', id: '', group: '', consumer: '', deliveries: 0 })
+        .length,
+    );
   }
 
   it('copies every byte of every field from the stream, names and values, and acks the entry', async () => {
@@ -44,8 +64,18 @@ describe('dead-letter scripts', () => {
     expect(held[0]).not.toEqual(BINARY.toString('latin1'));
     const deadLetterId = await park(stream, dlq, id, held);
     expect(deadLetterId).toEqual(expect.any(String));
-    expect(hex(await parkedOriginal(dlq))).toEqual(hex([BINARY, BINARY, Buffer.from('orig:dlq:reason'), Buffer.from('mine'),
-      Buffer.from('orig:orig:x'), Buffer.from('y'), Buffer.from('n'), Buffer.from('1')]));
+    expect(hex(await parkedOriginal(dlq))).toEqual(
+      hex([
+        BINARY,
+        BINARY,
+        Buffer.from('orig:dlq:reason'),
+        Buffer.from('mine'),
+        Buffer.from('orig:orig:x'),
+        Buffer.from('y'),
+        Buffer.from('n'),
+        Buffer.from('1'),
+      ]),
+    );
     expect(((await redis.xpending(stream, 'g')) as [number])[0]).toBe(0);
   });
 
@@ -84,13 +114,32 @@ describe('dead-letter scripts', () => {
       redis.eval(REDRIVE_DEAD_LETTER, 2, dlq, stream, id, group, ENVELOPE.targetGroup);
 
     it('re-adds the exact bytes with the target group, un-escaped, and deletes the dead letter once', async () => {
-      const { stream, dlq, id } = await pendingEntry([BINARY, BINARY, 'dlq:reason', 'mine', 'orig:x', 'y', ENVELOPE.targetGroup, 'old']);
+      const { stream, dlq, id } = await pendingEntry([
+        BINARY,
+        BINARY,
+        'dlq:reason',
+        'mine',
+        'orig:x',
+        'y',
+        ENVELOPE.targetGroup,
+        'old',
+      ]);
       await park(stream, dlq, id, null);
       const [[deadLetterId]] = await redis.xrange(dlq, '-', '+');
       const newId = (await redrive(dlq, stream, deadLetterId, 'g')) as string;
       const [[, fields]] = await redis.xrangeBuffer(stream, newId, newId);
-      expect(hex(fields)).toEqual(hex([BINARY, BINARY, Buffer.from('dlq:reason'), Buffer.from('mine'), Buffer.from('orig:x'), Buffer.from('y'),
-        Buffer.from(ENVELOPE.targetGroup), Buffer.from('g')]));
+      expect(hex(fields)).toEqual(
+        hex([
+          BINARY,
+          BINARY,
+          Buffer.from('dlq:reason'),
+          Buffer.from('mine'),
+          Buffer.from('orig:x'),
+          Buffer.from('y'),
+          Buffer.from(ENVELOPE.targetGroup),
+          Buffer.from('g'),
+        ]),
+      );
       expect(await redis.xlen(dlq)).toBe(0);
       expect(await redrive(dlq, stream, deadLetterId, 'g')).toBeNull(); // a retried call adds nothing
       expect(await redis.xlen(stream)).toBe(2);

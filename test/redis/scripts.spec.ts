@@ -237,8 +237,14 @@ describe('Lua scripts against Redis', () => {
       const letters = await tombstones(s.dlq);
       expect(letters).toHaveLength(1);
       expect(letters[0]).toMatchObject({
-        'dlq:reason': 'trimmed-undelivered', 'dlq:stream': s.stream, 'dlq:group': GROUP, 'dlq:consumer': 'me',
-        'dlq:lost_count': '6', 'dlq:deliveries': '0', 'dlq:id': '', 'dlq:time': '1700000000000',
+        'dlq:reason': 'trimmed-undelivered',
+        'dlq:stream': s.stream,
+        'dlq:group': GROUP,
+        'dlq:consumer': 'me',
+        'dlq:lost_count': '6',
+        'dlq:deliveries': '0',
+        'dlq:id': '',
+        'dlq:time': '1700000000000',
       });
       expect((await redis.xrange(s.dlq, '-', '+'))[0][0]).toBe(id);
     });

@@ -18,7 +18,7 @@ describe('trace context propagation', () => {
     propagation.disable();
   });
 
-  it('carries the producer\'s traceparent through the envelope and continues the trace around the handler', async () => {
+  it("carries the producer's traceparent through the envelope and continues the trace around the handler", async () => {
     const stream = unique('traced');
     const seen: Array<{ header?: string; traceId?: string }> = [];
     @Controller()
@@ -33,8 +33,14 @@ describe('trace context propagation', () => {
     const client = new RedisStreamsClient({ connection: redisUrl() });
     closers.push(() => client.close());
 
-    const producerSpan = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.SAMPLED };
-    await context.with(trace.setSpanContext(context.active(), producerSpan), () => lastValueFrom(client.emit(stream, { order: 1 })));
+    const producerSpan = {
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      spanId: '00f067aa0ba902b7',
+      traceFlags: TraceFlags.SAMPLED,
+    };
+    await context.with(trace.setSpanContext(context.active(), producerSpan), () =>
+      lastValueFrom(client.emit(stream, { order: 1 })),
+    );
     await waitFor(() => seen.length === 1, 'the traced entry');
     expect(seen[0]).toEqual({ header: `00-${producerSpan.traceId}-${producerSpan.spanId}-01`, traceId: producerSpan.traceId });
   });

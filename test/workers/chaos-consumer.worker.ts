@@ -8,7 +8,12 @@ import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { Redis } from 'ioredis';
 import {
-  RedisIdempotencyStore, RedisStreamsContext, RedisStreamsExceptionFilter, RedisStreamsServer, idempotencyKey, runOnce,
+  RedisIdempotencyStore,
+  RedisStreamsContext,
+  RedisStreamsExceptionFilter,
+  RedisStreamsServer,
+  idempotencyKey,
+  runOnce,
 } from 'nest-redis-streams';
 import { chaosFlags, entryKey, ledgerKeys } from './chaos-ledger.js';
 
@@ -93,7 +98,13 @@ async function flushStats(): Promise<void> {
   for (const [name, value] of stats) pipeline.hincrby(keys.stats, name, value);
   stats.clear();
   // Largest RSS seen, per process label (a restarted process keeps the larger one).
-  pipeline.eval("if tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') < tonumber(ARGV[2]) then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end", 1, keys.rss, label, rss);
+  pipeline.eval(
+    "if tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') < tonumber(ARGV[2]) then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end",
+    1,
+    keys.rss,
+    label,
+    rss,
+  );
   await pipeline.exec();
 }
 
@@ -116,7 +127,10 @@ async function main(): Promise<void> {
       shutdownTimeoutMs: num('SHUTDOWN_MS', 5_000),
     });
     watch(server);
-    const app = await NestFactory.createMicroservice(ChaosConsumerModule, { strategy: server, logger: env.LOGS === '1' ? undefined : false });
+    const app = await NestFactory.createMicroservice(ChaosConsumerModule, {
+      strategy: server,
+      logger: env.LOGS === '1' ? undefined : false,
+    });
     app.useGlobalFilters(new RedisStreamsExceptionFilter());
     await app.listen();
     apps.push(app);

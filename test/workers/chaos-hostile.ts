@@ -31,7 +31,8 @@ export function seededRandom(seed: number): () => number {
 export function hostileEntries(run: string, count: number, seed: number): HostileEntry[] {
   const random = seededRandom(seed);
   const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)];
-  const text = (length: number) => Array.from({ length }, () => String.fromCodePoint(32 + Math.floor(random() * 0x2fff))).join('');
+  const text = (length: number) =>
+    Array.from({ length }, () => String.fromCodePoint(32 + Math.floor(random() * 0x2fff))).join('');
   const bytes = (length: number) => {
     const buf = Buffer.alloc(length);
     for (let i = 0; i < length; i++) buf[i] = Math.floor(random() * 256);
@@ -45,26 +46,52 @@ export function hostileEntries(run: string, count: number, seed: number): Hostil
   const kinds: Array<(i: number) => HostileEntry> = [
     (_i) => {
       const fields: string[] = [];
-      for (let f = 0, n = 1 + Math.floor(random() * 12); f < n; f++) fields.push(random() < 0.3 ? pick(POLLUTERS) : text(1 + Math.floor(random() * 20)), text(Math.floor(random() * 50)));
+      for (let f = 0, n = 1 + Math.floor(random() * 12); f < n; f++)
+        fields.push(random() < 0.3 ? pick(POLLUTERS) : text(1 + Math.floor(random() * 20)), text(Math.floor(random() * 50)));
       return { label: 'random field map', fields, expect: 'process' };
     },
     (i) => ({ label: 'invalid JSON in data', ...envelope(i, `{"amount": ${i},`), expect: 'dead-letter' }),
     (i) => ({ label: 'invalid JSON in headers', ...envelope(i, '{}', ['headers', '{nope']), expect: 'dead-letter' }),
     (i) => ({ label: 'headers not an object', ...envelope(i, '{}', ['headers', '[1,2]']), expect: 'dead-letter' }),
-    (i) => ({ label: 'envelope without data', eventId: `${run}-h${i}`, fields: ['v', 'nrs/1', 'event_id', `${run}-h${i}`], expect: 'dead-letter' }),
+    (i) => ({
+      label: 'envelope without data',
+      eventId: `${run}-h${i}`,
+      fields: ['v', 'nrs/1', 'event_id', `${run}-h${i}`],
+      expect: 'dead-letter',
+    }),
     (i) => ({ label: '1 MB JSON data', ...envelope(i, JSON.stringify({ blob: 'x'.repeat(MB) })), expect: 'process' }),
     (i) => ({ label: '1 MB foreign value', fields: ['blob', 'y'.repeat(MB), 'n', String(i)], expect: 'process' }),
     (i) => ({ label: 'binary bytes in data', ...envelope(i, bytes(64)), expect: 'dead-letter' }),
     (i) => ({ label: 'binary field names and values', fields: [bytes(8), bytes(32), 'n', String(i)], expect: 'process' }),
     // Decodes fine (the envelope ignores fields it does not know), fails every delivery, so it is
     // parked by the retry path: its binary field must reach the dead-letter stream byte for byte.
-    (i) => ({ label: 'binary field beside a poison envelope', ...envelope(i, '{"chaos":{"poison":true}}', [bytes(8), bytes(32)]), expect: 'dead-letter' }),
-    (i) => ({ label: '__proto__ in data', ...envelope(i, '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}'), expect: 'process' }),
-    (i) => ({ label: '__proto__ in headers', ...envelope(i, '{}', ['headers', '{"__proto__":{"polluted":"yes"},"toString":"x"}']), expect: 'process' }),
-    (i) => ({ label: '__proto__ field', fields: ['__proto__', '{"polluted":true}', 'constructor', 'prototype', 'n', String(i)], expect: 'process' }),
+    (i) => ({
+      label: 'binary field beside a poison envelope',
+      ...envelope(i, '{"chaos":{"poison":true}}', [bytes(8), bytes(32)]),
+      expect: 'dead-letter',
+    }),
+    (i) => ({
+      label: '__proto__ in data',
+      ...envelope(i, '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}'),
+      expect: 'process',
+    }),
+    (i) => ({
+      label: '__proto__ in headers',
+      ...envelope(i, '{}', ['headers', '{"__proto__":{"polluted":"yes"},"toString":"x"}']),
+      expect: 'process',
+    }),
+    (i) => ({
+      label: '__proto__ field',
+      fields: ['__proto__', '{"polluted":true}', 'constructor', 'prototype', 'n', String(i)],
+      expect: 'process',
+    }),
     (i) => ({ label: 'unknown envelope version', fields: ['v', 'nrs/99', 'data', '{bad', 'n', String(i)], expect: 'process' }),
     (i) => ({ label: 'null data', ...envelope(i, 'null'), expect: 'process' }),
-    (i) => ({ label: '1,000 fields', fields: Array.from({ length: 2000 }, (_, f) => (f % 2 === 0 ? `f${f}` : String(i))), expect: 'process' }),
+    (i) => ({
+      label: '1,000 fields',
+      fields: Array.from({ length: 2000 }, (_, f) => (f % 2 === 0 ? `f${f}` : String(i))),
+      expect: 'process',
+    }),
     (i) => ({ label: 'empty names and values', fields: ['', '', ' ', '\r\n', 'n', String(i)], expect: 'process' }),
   ];
   return Array.from({ length: count }, (_, i) => kinds[i % kinds.length](i));

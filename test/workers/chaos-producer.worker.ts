@@ -49,9 +49,10 @@ function event(i: number): Outgoing {
 }
 
 async function main(): Promise<void> {
-  const outgoing = env.KIND === 'hostile'
-    ? hostileEntries(run, total, num('SEED', 1))
-    : Array.from({ length: total }, (_, n) => event(first + n));
+  const outgoing =
+    env.KIND === 'hostile'
+      ? hostileEntries(run, total, num('SEED', 1))
+      : Array.from({ length: total }, (_, n) => event(first + n));
   const started = Date.now();
   let retries = 0;
   let produced = 0;

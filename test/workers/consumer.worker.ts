@@ -49,7 +49,10 @@ async function main() {
     retryBackoffMs: 10,
     concurrency: Number(env.CONCURRENCY ?? 1),
   });
-  const app = await NestFactory.createMicroservice(WorkerModule, { strategy: server, logger: env.LOGS === '1' ? undefined : false });
+  const app = await NestFactory.createMicroservice(WorkerModule, {
+    strategy: server,
+    logger: env.LOGS === '1' ? undefined : false,
+  });
   await app.listen();
   report({ type: 'ready' });
   process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));

@@ -2,7 +2,11 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { Redis } from 'ioredis';
 import {
-  IDEMPOTENCY_STORE, RedisIdempotencyStore, RedisStreamsHealthIndicator, RedisStreamsModule, RedisStreamsServer,
+  IDEMPOTENCY_STORE,
+  RedisIdempotencyStore,
+  RedisStreamsHealthIndicator,
+  RedisStreamsModule,
+  RedisStreamsServer,
 } from 'nest-redis-streams';
 import { InventoryHandler } from './inventory/inventory.handler.js';
 import { NotificationsHandler } from './notifications/notifications.handler.js';

@@ -15,19 +15,24 @@ async function auditRounds(data: Redis): Promise<number> {
   return Number(match?.[1] ?? 0);
 }
 
-scenarioTest('entries trimmed before delivery leave one exact record of the loss', async (s) => {
-  // The consumer creates the group (as the transport does), then is down while MAXLEN trims.
-  await (await s.consumer('c0', { RECLAIM_MS: 100 })).kill();
-  await s.produced(s.producer('producer', { COUNT: 10, MAXLEN: 4 }));
-  await s.consumer('c0', { RECLAIM_MS: 100 });
-  const r = await s.settle(['nest'], 20_000, (x) => x.groups[0].processed === 4 && x.groups[0].pending === 0);
-  expect(r.groups[0].missing).toHaveLength(6); // e0..e5 trimmed before delivery: gone
-  // Before 4082b7e: no record at all.
-  await waitFor(async () => (await s.data.xlen(s.dlq)) > 0, 'a record of the loss', 3_000).catch(() => undefined);
-  // Let at least ten more audit rounds run (reclaim every 100 ms): none may report it again.
-  const before = await auditRounds(s.data);
-  await waitFor(async () => (await auditRounds(s.data)) - before >= 10, 'ten more audit rounds', 10_000);
-  const letters = (await s.data.xrange(s.dlq, '-', '+')).map(([, fields]) => fieldsToObject(fields));
-  expect(letters.map((f) => [f['dlq:reason'], f['dlq:stream'], f['dlq:group'], f['dlq:lost_count']]))
-    .toEqual([['trimmed-undelivered', s.stream, 'nest', '6']]);
-}, 60_000);
+scenarioTest(
+  'entries trimmed before delivery leave one exact record of the loss',
+  async (s) => {
+    // The consumer creates the group (as the transport does), then is down while MAXLEN trims.
+    await (await s.consumer('c0', { RECLAIM_MS: 100 })).kill();
+    await s.produced(s.producer('producer', { COUNT: 10, MAXLEN: 4 }));
+    await s.consumer('c0', { RECLAIM_MS: 100 });
+    const r = await s.settle(['nest'], 20_000, (x) => x.groups[0].processed === 4 && x.groups[0].pending === 0);
+    expect(r.groups[0].missing).toHaveLength(6); // e0..e5 trimmed before delivery: gone
+    // Before 4082b7e: no record at all.
+    await waitFor(async () => (await s.data.xlen(s.dlq)) > 0, 'a record of the loss', 3_000).catch(() => undefined);
+    // Let at least ten more audit rounds run (reclaim every 100 ms): none may report it again.
+    const before = await auditRounds(s.data);
+    await waitFor(async () => (await auditRounds(s.data)) - before >= 10, 'ten more audit rounds', 10_000);
+    const letters = (await s.data.xrange(s.dlq, '-', '+')).map(([, fields]) => fieldsToObject(fields));
+    expect(letters.map((f) => [f['dlq:reason'], f['dlq:stream'], f['dlq:group'], f['dlq:lost_count']])).toEqual([
+      ['trimmed-undelivered', s.stream, 'nest', '6'],
+    ]);
+  },
+  60_000,
+);

@@ -9,22 +9,35 @@
 import { WorkerProcess } from '../../support/worker-process.js';
 import { scenarioTest } from '../support/chaos-test.js';
 
-scenarioTest('a reclaimed entry reaches the handler with its real delivery count', async (s) => {
-  await s.data.xgroup('CREATE', s.stream, 'nest', '0', 'MKSTREAM');
-  for (let i = 0; i < 10; i++) await s.data.xadd(s.stream, '*', 'i', String(i));
-  // A dead consumer "x" read all ten (delivery count 1 each).
-  const read = (await s.data.xreadgroup('GROUP', 'nest', 'x', 'COUNT', 10, 'STREAMS', s.stream, '>')) as [string, [string, string[]][]][];
-  const ids = read[0][1].map(([id]) => id);
-  const worker = await WorkerProcess.start({ REDIS_URL: s.server.url, STREAM: s.stream, CONSUMER: 'c1', MIN_IDLE: '30000', RECLAIM_MS: '2000' });
-  try {
-    // c1 owns the middle eight (as if it had finished them and the acks were still on the way)...
-    await s.data.call('XCLAIM', s.stream, 'nest', 'c1', 0, ...ids.slice(1, 9), 'JUSTID');
-    // ...and the first and last are stale under "x": c1's next reclaim round claims both.
-    await s.data.call('XCLAIM', s.stream, 'nest', 'x', 0, ids[0], ids[9], 'IDLE', 60_000, 'JUSTID');
-    const last = await worker.waitFor((m) => m.type === 'start' && m.id === ids[9], 'the last stale entry to be reclaimed');
-    // Read once by "x", claimed once by c1: delivery 2. Before 4082b7e: 1.
-    expect(last.deliveries).toBe(2);
-  } finally {
-    await worker.kill();
-  }
-}, 60_000);
+scenarioTest(
+  'a reclaimed entry reaches the handler with its real delivery count',
+  async (s) => {
+    await s.data.xgroup('CREATE', s.stream, 'nest', '0', 'MKSTREAM');
+    for (let i = 0; i < 10; i++) await s.data.xadd(s.stream, '*', 'i', String(i));
+    // A dead consumer "x" read all ten (delivery count 1 each).
+    const read = (await s.data.xreadgroup('GROUP', 'nest', 'x', 'COUNT', 10, 'STREAMS', s.stream, '>')) as [
+      string,
+      [string, string[]][],
+    ][];
+    const ids = read[0][1].map(([id]) => id);
+    const worker = await WorkerProcess.start({
+      REDIS_URL: s.server.url,
+      STREAM: s.stream,
+      CONSUMER: 'c1',
+      MIN_IDLE: '30000',
+      RECLAIM_MS: '2000',
+    });
+    try {
+      // c1 owns the middle eight (as if it had finished them and the acks were still on the way)...
+      await s.data.call('XCLAIM', s.stream, 'nest', 'c1', 0, ...ids.slice(1, 9), 'JUSTID');
+      // ...and the first and last are stale under "x": c1's next reclaim round claims both.
+      await s.data.call('XCLAIM', s.stream, 'nest', 'x', 0, ids[0], ids[9], 'IDLE', 60_000, 'JUSTID');
+      const last = await worker.waitFor((m) => m.type === 'start' && m.id === ids[9], 'the last stale entry to be reclaimed');
+      // Read once by "x", claimed once by c1: delivery 2. Before 4082b7e: 1.
+      expect(last.deliveries).toBe(2);
+    } finally {
+      await worker.kill();
+    }
+  },
+  60_000,
+);

@@ -11,7 +11,8 @@ import type { Scenario } from '../support/scenario.js';
 async function crashLoop(s: Scenario, env: Record<string, number>) {
   await s.produced(s.producer('producer', { COUNT: 10, EXIT_AT: 0 }));
   // e0 ends the process on deliveries 1, 2 and 3; the orchestrator restarts it under its name.
-  for (let run = 1; run <= 3; run++) expect(await s.spawn('chaos-consumer', 'pod-1', env).ended()).toEqual({ code: 3, signal: null });
+  for (let run = 1; run <= 3; run++)
+    expect(await s.spawn('chaos-consumer', 'pod-1', env).ended()).toEqual({ code: 3, signal: null });
   await s.consumer('pod-1', env);
   const r = await s.settle(['nest'], 20_000);
   const handlerRuns = r.deliveries.get('nest')!;
@@ -20,16 +21,24 @@ async function crashLoop(s: Scenario, env: Record<string, number>) {
 
 const base = { MAX_DELIVERIES: 3, CONCURRENCY: 1, RECLAIM_MS: 0 };
 
-scenarioTest('without read-ahead, an entry that exits the process sends only itself to the dead-letter stream', async (s) => {
-  const { r, parkedUnrun } = await crashLoop(s, base);
-  expect(parkedUnrun).toEqual([]);
-  expect(r.deadLetters.map((d) => d.key)).toEqual([`${s.run}-e0`]);
-  expect(r.groups[0].processed).toBe(9);
-}, 60_000);
+scenarioTest(
+  'without read-ahead, an entry that exits the process sends only itself to the dead-letter stream',
+  async (s) => {
+    const { r, parkedUnrun } = await crashLoop(s, base);
+    expect(parkedUnrun).toEqual([]);
+    expect(r.deadLetters.map((d) => d.key)).toEqual([`${s.run}-e0`]);
+    expect(r.groups[0].processed).toBe(9);
+  },
+  60_000,
+);
 
-scenarioTest('with read-ahead (prefetchCount 16), only the crashing entry is parked; its read-ahead neighbours all run', async (s) => {
-  const { r, parkedUnrun } = await crashLoop(s, { ...base, PREFETCH: 16 });
-  expect(parkedUnrun).toEqual([]);
-  expect(r.deadLetters.map((d) => d.key)).toEqual([`${s.run}-e0`]);
-  expect(r.groups[0].processed).toBe(9);
-}, 60_000);
+scenarioTest(
+  'with read-ahead (prefetchCount 16), only the crashing entry is parked; its read-ahead neighbours all run',
+  async (s) => {
+    const { r, parkedUnrun } = await crashLoop(s, { ...base, PREFETCH: 16 });
+    expect(parkedUnrun).toEqual([]);
+    expect(r.deadLetters.map((d) => d.key)).toEqual([`${s.run}-e0`]);
+    expect(r.groups[0].processed).toBe(9);
+  },
+  60_000,
+);

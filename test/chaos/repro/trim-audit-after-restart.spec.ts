@@ -7,17 +7,26 @@
 import { waitFor } from '../../support/helpers.js';
 import { scenarioTest } from '../support/chaos-test.js';
 
-scenarioTest('a Redis restart (AOF reload) does not make the trim audit report phantom losses', async (s) => {
-  await s.consumer('c0', { RECLAIM_MS: 100 });
-  await s.produced(s.producer('p1', { COUNT: 200 }));
-  await s.settle(['nest'], 20_000);
-  await s.server.kill('SIGKILL');
-  await s.server.start();
-  await s.produced(s.producer('p2', { COUNT: 50, FIRST: 200 }));
-  const r = await s.settle(['nest'], 20_000, (x) => x.groups[0].processed === 250 && x.groups[0].pending === 0);
-  expect(r.groups[0].processed).toBe(250);
-  // The audit runs with every reclaim round (100 ms): give it 2 s to speak up. Today: a tombstone
-  // claiming the ~200 entries read before the restart were trimmed.
-  const phantom = await waitFor(async () => (await s.data.xrange(s.dlq, '-', '+')).map(([, f]) => f.slice(0, 2).join('=')).join(', '), 'a dead letter', 2_000).catch(() => '');
-  expect(phantom).toBe('');
-}, 60_000, { redis: { appendfsync: 'always' } });
+scenarioTest(
+  'a Redis restart (AOF reload) does not make the trim audit report phantom losses',
+  async (s) => {
+    await s.consumer('c0', { RECLAIM_MS: 100 });
+    await s.produced(s.producer('p1', { COUNT: 200 }));
+    await s.settle(['nest'], 20_000);
+    await s.server.kill('SIGKILL');
+    await s.server.start();
+    await s.produced(s.producer('p2', { COUNT: 50, FIRST: 200 }));
+    const r = await s.settle(['nest'], 20_000, (x) => x.groups[0].processed === 250 && x.groups[0].pending === 0);
+    expect(r.groups[0].processed).toBe(250);
+    // The audit runs with every reclaim round (100 ms): give it 2 s to speak up. Today: a tombstone
+    // claiming the ~200 entries read before the restart were trimmed.
+    const phantom = await waitFor(
+      async () => (await s.data.xrange(s.dlq, '-', '+')).map(([, f]) => f.slice(0, 2).join('=')).join(', '),
+      'a dead letter',
+      2_000,
+    ).catch(() => '');
+    expect(phantom).toBe('');
+  },
+  60_000,
+  { redis: { appendfsync: 'always' } },
+);

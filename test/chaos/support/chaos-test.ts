@@ -24,35 +24,42 @@ export function chaosTest(
   timeoutMs: number,
   options: { sub?: string; redis?: { appendfsync?: 'always' | 'everysec' } } = {},
 ): void {
-  it(`${n}${options.sub ?? ''}. ${title}`, async () => {
-    const s = await Scenario.open(n, options.sub ?? '', title, options.redis);
-    let passed = false;
-    let recorded = false;
-    try {
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`Scenario ${n} did not finish within ${timeoutMs - 5_000} ms.`)), timeoutMs - 5_000);
-      });
-      const outcome = await Promise.race([body(s), deadline]).finally(() => clearTimeout(timer));
+  it(
+    `${n}${options.sub ?? ''}. ${title}`,
+    async () => {
+      const s = await Scenario.open(n, options.sub ?? '', title, options.redis);
+      let passed = false;
+      let recorded = false;
       try {
-        outcome.verify();
-        passed = true;
+        let timer: NodeJS.Timeout | undefined;
+        const deadline = new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`Scenario ${n} did not finish within ${timeoutMs - 5_000} ms.`)),
+            timeoutMs - 5_000,
+          );
+        });
+        const outcome = await Promise.race([body(s), deadline]).finally(() => clearTimeout(timer));
+        try {
+          outcome.verify();
+          passed = true;
+        } finally {
+          recordRow({ ...outcome.row, passed });
+          recorded = true;
+        }
+      } catch (err) {
+        if (!recorded) {
+          const r = await s.reconcile().catch(() => null);
+          const row = r && s.row('-', r);
+          if (row) recordRow({ ...row, notes: `${row.notes}; ${String((err as Error).message).slice(0, 200)}` });
+        }
+        process.stderr.write(`Scenario ${n}${options.sub ?? ''} failed (seed ${s.seed}); worker logs kept in ${s.logDir}\n`);
+        throw err;
       } finally {
-        recordRow({ ...outcome.row, passed });
-        recorded = true;
+        await s.close(!passed);
       }
-    } catch (err) {
-      if (!recorded) {
-        const r = await s.reconcile().catch(() => null);
-        const row = r && s.row('-', r);
-        if (row) recordRow({ ...row, notes: `${row.notes}; ${String((err as Error).message).slice(0, 200)}` });
-      }
-      process.stderr.write(`Scenario ${n}${options.sub ?? ''} failed (seed ${s.seed}); worker logs kept in ${s.logDir}\n`);
-      throw err;
-    } finally {
-      await s.close(!passed);
-    }
-  }, timeoutMs);
+    },
+    timeoutMs,
+  );
 }
 
 /** A plain test on a Scenario of its own, without a table row: for minimal reproductions. */
@@ -62,16 +69,20 @@ export function scenarioTest(
   timeoutMs: number,
   options: { redis?: { appendfsync?: 'always' | 'everysec' } } = {},
 ): void {
-  it(title, async () => {
-    const s = await Scenario.open(0, 'r', title, options.redis);
-    let passed = false;
-    try {
-      await body(s);
-      passed = true;
-    } finally {
-      await s.close(!passed);
-    }
-  }, timeoutMs);
+  it(
+    title,
+    async () => {
+      const s = await Scenario.open(0, 'r', title, options.redis);
+      let passed = false;
+      try {
+        await body(s);
+        passed = true;
+      } finally {
+        await s.close(!passed);
+      }
+    },
+    timeoutMs,
+  );
 }
 
 /** Runs `action` at random intervals in [minMs, maxMs] while `active()` holds, for at most `limitMs`. */

@@ -32,9 +32,15 @@ function table(rows) {
 module.exports = async function chaosGlobalTeardown(globalConfig, projectConfig) {
   const reports = path.join(projectConfig.rootDir, 'reports');
   const file = process.env.CHAOS_ROWS_FILE;
-  const rows = file && fs.existsSync(file)
-    ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).sort((a, b) => a.n - b.n || a.sub.localeCompare(b.sub))
-    : [];
+  const rows =
+    file && fs.existsSync(file)
+      ? fs
+          .readFileSync(file, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l))
+          .sort((a, b) => a.n - b.n || a.sub.localeCompare(b.sub))
+      : [];
   if (rows.length > 0) {
     const seconds = ((Date.now() - globalThis.__CHAOS_STARTED__) / 1000).toFixed(1);
     const redis = spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).stdout.trim();

@@ -59,7 +59,12 @@ export async function readDeadLetters(data: Redis, dlq: string, keyOfEntry: Map<
     const eventIdAt = original.findIndex((f, i) => i % 2 === 0 && f === 'event_id');
     const key = eventIdAt >= 0 ? original[eventIdAt + 1] : (keyOfEntry.get(meta.id) ?? `entry:${meta.id}`);
     return {
-      key, group: meta.group, reason: meta.reason, originalId: meta.id, deliveries: Number(meta.deliveries), error: meta.error,
+      key,
+      group: meta.group,
+      reason: meta.reason,
+      originalId: meta.id,
+      deliveries: Number(meta.deliveries),
+      error: meta.error,
       lostCount: Number(meta.lost_count ?? 0),
     };
   });
@@ -81,7 +86,13 @@ async function backlog(data: Redis, stream: string, group: string): Promise<{ pe
 }
 
 /** Compares produced against processed, dead-lettered and tombstoned, per group. */
-export async function reconcile(ledger: Redis, data: Redis, run: string, stream: string, groups: string[]): Promise<Reconciliation> {
+export async function reconcile(
+  ledger: Redis,
+  data: Redis,
+  run: string,
+  stream: string,
+  groups: string[],
+): Promise<Reconciliation> {
   const keys = ledgerKeys(run);
   const produced = new Map(Object.entries(await ledger.hgetall(keys.produced)));
   const expected = new Map(Object.entries(await ledger.hgetall(keys.expect))) as Map<string, Expectation>;
@@ -106,7 +117,17 @@ export async function reconcile(ledger: Redis, data: Redis, run: string, stream:
       parked.set(row.key, row);
     }
     const tally: GroupTally = {
-      group, processed: 0, missing: [], duplicates: 0, dupEffects: 0, deadLettered: 0, tombstoned: 0, parkedTwice, auditedLoss, wrongOutcome: [], unrecorded: 0,
+      group,
+      processed: 0,
+      missing: [],
+      duplicates: 0,
+      dupEffects: 0,
+      deadLettered: 0,
+      tombstoned: 0,
+      parkedTwice,
+      auditedLoss,
+      wrongOutcome: [],
+      unrecorded: 0,
       ...(await backlog(data, stream, group)),
     };
     for (const [key, applied] of effects) {

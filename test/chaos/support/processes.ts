@@ -24,7 +24,10 @@ export class ChaosProcess {
   readonly exited: Promise<Exit>;
   exit: Exit | null = null;
 
-  private constructor(readonly name: string, readonly child: ChildProcess) {
+  private constructor(
+    readonly name: string,
+    readonly child: ChildProcess,
+  ) {
     child.on('message', (m) => this.messages.push(m as ChaosMessage));
     this.exited = new Promise((resolve) =>
       child.once('exit', (code, signal) => {
@@ -51,13 +54,17 @@ export class ChaosProcess {
 
   /** Waits for a message; fails at once if the process ends first. */
   async waitFor(match: (m: ChaosMessage) => boolean, what: string, timeoutMs = 20_000): Promise<ChaosMessage> {
-    return waitFor(() => {
-      const found = this.messages.find(match);
-      if (found) return found;
-      const error = this.messages.find((m) => m.type === 'error');
-      if (error || this.exit) throw new Error(`${this.name} ended (${JSON.stringify(this.exit)}) ${error?.message ?? ''}`);
-      return undefined;
-    }, `${this.name}: ${what}`, timeoutMs);
+    return waitFor(
+      () => {
+        const found = this.messages.find(match);
+        if (found) return found;
+        const error = this.messages.find((m) => m.type === 'error');
+        if (error || this.exit) throw new Error(`${this.name} ended (${JSON.stringify(this.exit)}) ${error?.message ?? ''}`);
+        return undefined;
+      },
+      `${this.name}: ${what}`,
+      timeoutMs,
+    );
   }
 
   /** Waits for the process to end on its own; fails after `timeoutMs`. */

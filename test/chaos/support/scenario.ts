@@ -64,14 +64,23 @@ export class Scenario {
   readonly processes = new Set<ChaosProcess>();
   notes: string[] = [];
 
-  private constructor(readonly n: number, readonly sub: string, readonly title: string) {
+  private constructor(
+    readonly n: number,
+    readonly sub: string,
+    readonly title: string,
+  ) {
     this.run = `c${n}${sub}-${this.started.toString(36)}`;
     this.stream = `chaos:${this.run}:events`;
     this.keys = ledgerKeys(this.run);
     this.logDir = join(tmpdir(), 'nrs-chaos-logs', this.run);
   }
 
-  static async open(n: number, sub: string, title: string, redis: { appendfsync?: 'always' | 'everysec' } = {}): Promise<Scenario> {
+  static async open(
+    n: number,
+    sub: string,
+    title: string,
+    redis: { appendfsync?: 'always' | 'everysec' } = {},
+  ): Promise<Scenario> {
     const s = new Scenario(n, sub, title);
     open.add(s);
     s.server = await startRedis({ appendonly: true, appendfsync: redis.appendfsync ?? 'everysec' });
@@ -88,7 +97,9 @@ export class Scenario {
   /** Starts a worker process with this scenario's connection settings. */
   spawn(worker: ChaosWorker, name: string, env: Record<string, string | number> = {}): ChaosProcess {
     const base = { DATA_URL: this.server.url, LEDGER_URL: process.env.CHAOS_LEDGER_URL!, RUN: this.run, STREAM: this.stream };
-    const all = Object.fromEntries(Object.entries({ ...base, CONSUMER: name, LOGS: process.env.CHAOS_LOGS ?? '0', ...env }).map(([k, v]) => [k, String(v)]));
+    const all = Object.fromEntries(
+      Object.entries({ ...base, CONSUMER: name, LOGS: process.env.CHAOS_LOGS ?? '0', ...env }).map(([k, v]) => [k, String(v)]),
+    );
     const proc = ChaosProcess.spawn(worker, name, all, this.logDir);
     this.processes.add(proc);
     return proc;
@@ -126,9 +137,15 @@ export class Scenario {
    * pending (or `until` holds); resolves with the last reconciliation even on timeout, so the
    * test reports what is missing instead of a bare timeout.
    */
-  async settle(groups = ['nest'], timeoutMs = 60_000, until: (r: Reconciliation) => boolean = isSettled): Promise<Reconciliation> {
+  async settle(
+    groups = ['nest'],
+    timeoutMs = 60_000,
+    until: (r: Reconciliation) => boolean = isSettled,
+  ): Promise<Reconciliation> {
     let last = await this.reconcile(groups);
-    await waitFor(async () => until((last = await this.reconcile(groups))), 'the ledger to settle', timeoutMs).catch(() => undefined);
+    await waitFor(async () => until((last = await this.reconcile(groups))), 'the ledger to settle', timeoutMs).catch(
+      () => undefined,
+    );
     return last;
   }
 
@@ -151,7 +168,11 @@ export class Scenario {
   row(size: string, r: Reconciliation): ChaosRow {
     const sum = (pick: (g: Reconciliation['groups'][number]) => number) => r.groups.reduce((t, g) => t + pick(g), 0);
     return {
-      n: this.n, sub: this.sub, scenario: this.title, size, passed: false,
+      n: this.n,
+      sub: this.sub,
+      scenario: this.title,
+      size,
+      passed: false,
       produced: r.produced.size,
       processed: sum((g) => g.processed),
       lost: sum((g) => Math.max(0, g.missing.length - g.auditedLoss)),
@@ -172,7 +193,10 @@ export class Scenario {
     if (keepLogs) {
       const dlq = await this.data.xrange(this.dlq, '-', '+', 'COUNT', 200).catch((err: Error) => err.message);
       mkdirSync(this.logDir, { recursive: true });
-      writeFileSync(join(this.logDir, 'dead-letters.json'), JSON.stringify(dlq, (_, v) => (typeof v === 'string' && v.length > 500 ? `${v.slice(0, 500)}...` : v), 1));
+      writeFileSync(
+        join(this.logDir, 'dead-letters.json'),
+        JSON.stringify(dlq, (_, v) => (typeof v === 'string' && v.length > 500 ? `${v.slice(0, 500)}...` : v), 1),
+      );
     }
     this.data?.disconnect();
     await this.ledger?.quit().catch(() => undefined);

@@ -9,8 +9,7 @@ export const CLIENT_MESSAGES = {
   serializeFailed: (stream: string, cause: string) =>
     `Could not serialize the data for stream "${stream}" (${cause}); nothing was written. ` +
     'Check the data or the "serializer" option.',
-  notConnectedFor: (stream: string, cause: string) =>
-    `Could not write to stream "${stream}": ${cause}`,
+  notConnectedFor: (stream: string, cause: string) => `Could not write to stream "${stream}": ${cause}`,
   offline: (stream: string, where: string, ms: number) =>
     `Redis at ${where} was unreachable for ${ms} ms; nothing was written to stream "${stream}". ` +
     'Start Redis or fix the "connection" option, or raise "offlineTimeoutMs" to wait longer for it to come back.',
@@ -21,8 +20,7 @@ export const CLIENT_MESSAGES = {
   outOfMemory: (stream: string, cause: string) =>
     `Redis is out of memory and refused the entry for stream "${stream}" (${cause}); nothing was written. ` +
     'Trim streams (the "retention" option or StreamTrimmer), raise maxmemory, or give Redis more memory.',
-  rejected: (stream: string, cause: string) =>
-    `Redis rejected the entry for stream "${stream}" (${cause}); nothing was written.`,
+  rejected: (stream: string, cause: string) => `Redis rejected the entry for stream "${stream}" (${cause}); nothing was written.`,
   noMessageHandler: (stream: string) =>
     `There is no matching message handler defined in the remote service: no consumer group reads stream ` +
     `"${stream}", so no @MessagePattern handler can answer; nothing was written. Start the service that ` +

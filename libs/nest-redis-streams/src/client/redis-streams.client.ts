@@ -43,10 +43,7 @@ type Listener = (...args: unknown[]) => void;
  * to a stream whose group has no live `@MessagePattern` consumer (service down, or only
  * `@EventPattern` handlers in that group) is stored and fails after `requestTimeoutMs`.
  */
-export class RedisStreamsClient
-  extends ClientProxy<RedisStreamsEvents, RedisStreamsStatus>
-  implements OnApplicationShutdown
-{
+export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStreamsStatus> implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisStreamsClient.name);
   /** The options with every default applied. */
   readonly options: ResolvedClientOptions;
@@ -144,10 +141,10 @@ export class RedisStreamsClient
   }
 
   /** Forwards events of the ioredis connections, present and future. */
-  override on<K extends keyof RedisStreamsEvents = keyof RedisStreamsEvents, C extends RedisStreamsEvents[K] = RedisStreamsEvents[K]>(
-    event: K,
-    callback: C,
-  ): void {
+  override on<
+    K extends keyof RedisStreamsEvents = keyof RedisStreamsEvents,
+    C extends RedisStreamsEvents[K] = RedisStreamsEvents[K],
+  >(event: K, callback: C): void {
     const listener = callback as unknown as Listener;
     this.listeners.push([event, listener]);
     for (const connection of this.connections) connection.on(event, listener);
@@ -155,12 +152,16 @@ export class RedisStreamsClient
 
   /** Like ClientProxy.emit; a connection failure names the stream. Emits the entry id. */
   override emit<TResult = string, TInput = unknown>(pattern: unknown, data: TInput): Observable<TResult> {
-    return super.emit<TResult, TInput>(pattern, data).pipe(catchError((err: unknown) => throwError(() => this.explainFor(err, pattern))));
+    return super
+      .emit<TResult, TInput>(pattern, data)
+      .pipe(catchError((err: unknown) => throwError(() => this.explainFor(err, pattern))));
   }
 
   /** Like ClientProxy.send; a connection failure names the stream. */
   override send<TResult = unknown, TInput = unknown>(pattern: unknown, data: TInput): Observable<TResult> {
-    return super.send<TResult, TInput>(pattern, data).pipe(catchError((err: unknown) => throwError(() => this.explainFor(err, pattern))));
+    return super
+      .send<TResult, TInput>(pattern, data)
+      .pipe(catchError((err: unknown) => throwError(() => this.explainFor(err, pattern))));
   }
 
   /** Nest's request path: registers the request, then writes it with this client's reply stream. */
@@ -192,13 +193,17 @@ export class RedisStreamsClient
   }
 
   private async write(
-    packet: ReadPacket, stream: string, reply?: { replyTo: string; correlationId: string; deadline: number },
+    packet: ReadPacket,
+    stream: string,
+    reply?: { replyTo: string; correlationId: string; deadline: number },
   ): Promise<string> {
     let fields: string[];
     try {
       fields = encodeEnvelope({ ...envelopeOf(packet), ...reply }, this.options.serializer);
     } catch (err) {
-      throw new PublishFailedError(CLIENT_MESSAGES.serializeFailed(stream, (err as Error).message), stream, false, { cause: err });
+      throw new PublishFailedError(CLIENT_MESSAGES.serializeFailed(stream, (err as Error).message), stream, false, {
+        cause: err,
+      });
     }
     const bytes = fields.reduce((sum, field) => sum + Buffer.byteLength(field), 0);
     if (bytes > this.options.maxPayloadBytes) {
@@ -279,7 +284,14 @@ export class RedisStreamsClient
     // XREAD BLOCK holds its connection, so replies get their own; it waits out outages for ever.
     const reader = await this.openConnection('replies', { maxRetriesPerRequest: null });
     const stream = `${this.options.keyPrefix}${REPLY_STREAM.infix}${defaultConsumerName()}:${randomUUID()}`;
-    const replies = new ReplyReader(stream, commands, reader, this.options.deserializer, (packet) => this.onReply(packet), this.logger);
+    const replies = new ReplyReader(
+      stream,
+      commands,
+      reader,
+      this.options.deserializer,
+      (packet) => this.onReply(packet),
+      this.logger,
+    );
     try {
       await replies.start();
     } catch (err) {
@@ -303,7 +315,9 @@ export class RedisStreamsClient
     const commands = await this.connecting?.catch(() => null);
     const replies = await this.replies?.catch(() => null);
     if (replies) {
-      await replies.stop().catch((err: Error) => this.logger.warn(CLIENT_MESSAGES.replyStreamNotDeleted(replies.stream, err.message)));
+      await replies
+        .stop()
+        .catch((err: Error) => this.logger.warn(CLIENT_MESSAGES.replyStreamNotDeleted(replies.stream, err.message)));
     }
     await this.batcher?.drain();
     for (const connection of this.connections) {

@@ -76,7 +76,13 @@ export class ReplyReader {
     while (!this.stopping) {
       try {
         const reply = (await this.reader.xread(
-          'COUNT', REPLY_STREAM.readCount, 'BLOCK', REPLY_STREAM.blockMs, 'STREAMS', this.stream, this.lastId,
+          'COUNT',
+          REPLY_STREAM.readCount,
+          'BLOCK',
+          REPLY_STREAM.blockMs,
+          'STREAMS',
+          this.stream,
+          this.lastId,
         )) as XReadGroupReply;
         failures = 0;
         const entries = reply?.[0]?.[1] ?? [];

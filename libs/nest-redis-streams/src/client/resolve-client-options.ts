@@ -26,13 +26,15 @@ export function resolveClientOptions(options: RedisStreamsClientOptions = {}): R
   if (!Number.isInteger(resolved.maxRetriesPerRequest) || resolved.maxRetriesPerRequest < 0) {
     throw new InvalidOptionsError(MESSAGES.positiveInteger('maxRetriesPerRequest', resolved.maxRetriesPerRequest, ' (or 0)'));
   }
-  if (typeof resolved.keyPrefix !== 'string') throw new InvalidOptionsError(MESSAGES.badString('keyPrefix', resolved.keyPrefix, ''));
+  if (typeof resolved.keyPrefix !== 'string')
+    throw new InvalidOptionsError(MESSAGES.badString('keyPrefix', resolved.keyPrefix, ''));
   if (resolved.retention) assertRetention(resolved.retention, 'retention');
   for (const [pattern, retention] of Object.entries(resolved.retentionByPattern)) {
     assertRetention(retention as StreamRetention, `retentionByPattern["${pattern}"]`);
   }
   for (const [pattern, count] of Object.entries(resolved.partitions)) {
-    if (!Number.isInteger(count) || count <= 0) throw new InvalidOptionsError(MESSAGES.positiveInteger(`partitions["${pattern}"]`, count, ''));
+    if (!Number.isInteger(count) || count <= 0)
+      throw new InvalidOptionsError(MESSAGES.positiveInteger(`partitions["${pattern}"]`, count, ''));
   }
   return resolved;
 }

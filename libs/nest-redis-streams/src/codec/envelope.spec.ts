@@ -6,9 +6,17 @@ const codec = new JsonCodec();
 
 describe('envelope', () => {
   it('round-trips data, event id, headers and reply coordinates', () => {
-    const fields = encodeEnvelope({ data: { a: [1, 'x'] }, eventId: 'e-1', headers: { traceparent: 't' }, replyTo: 'r', correlationId: 'c' }, codec);
+    const fields = encodeEnvelope(
+      { data: { a: [1, 'x'] }, eventId: 'e-1', headers: { traceparent: 't' }, replyTo: 'r', correlationId: 'c' },
+      codec,
+    );
     expect(decodeEntry(fields, codec)).toEqual({
-      data: { a: [1, 'x'] }, eventId: 'e-1', headers: { traceparent: 't' }, replyTo: 'r', correlationId: 'c', foreign: false,
+      data: { a: [1, 'x'] },
+      eventId: 'e-1',
+      headers: { traceparent: 't' },
+      replyTo: 'r',
+      correlationId: 'c',
+      foreign: false,
     });
   });
 
@@ -29,11 +37,19 @@ describe('envelope', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  it('scans a request\'s deadline and a re-drive\'s target group before decoding', () => {
-    const request = scanEntry([...encodeEnvelope({ data: '{bad', replyTo: 'r', correlationId: 'c', deadline: 1234 }, codec), 'nrs:group', 'billing']);
+  it("scans a request's deadline and a re-drive's target group before decoding", () => {
+    const request = scanEntry([
+      ...encodeEnvelope({ data: '{bad', replyTo: 'r', correlationId: 'c', deadline: 1234 }, codec),
+      'nrs:group',
+      'billing',
+    ]);
     expect(request).toMatchObject({ foreign: false, deadline: 1234, replyTo: 'r', targetGroup: 'billing' });
     // A foreign entry keeps its own fields: only the reserved target group is the transport's.
-    expect(scanEntry(['deadline', '1', 'reply_to', 'x', 'nrs:group', 'g'])).toEqual({ foreign: true, targetGroup: 'g', eventId: undefined });
+    expect(scanEntry(['deadline', '1', 'reply_to', 'x', 'nrs:group', 'g'])).toEqual({
+      foreign: true,
+      targetGroup: 'g',
+      eventId: undefined,
+    });
     expect(decodeEntry(['amount', '5', 'nrs:group', 'g'], codec).data).toEqual({ amount: '5' });
   });
 

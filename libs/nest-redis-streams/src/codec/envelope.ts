@@ -30,10 +30,14 @@ export interface OutgoingEnvelope {
 /** Builds the flat field list of an XADD in the envelope format. */
 export function encodeEnvelope(message: OutgoingEnvelope, serializer: PayloadSerializer): string[] {
   const fields: string[] = [
-    ENVELOPE.version, ENVELOPE.versionValue,
-    ENVELOPE.eventId, message.eventId ?? randomUUID(),
-    ENVELOPE.data, serializer.serialize(message.data),
-    ENVELOPE.publishedAt, String(Date.now()),
+    ENVELOPE.version,
+    ENVELOPE.versionValue,
+    ENVELOPE.eventId,
+    message.eventId ?? randomUUID(),
+    ENVELOPE.data,
+    serializer.serialize(message.data),
+    ENVELOPE.publishedAt,
+    String(Date.now()),
   ];
   if (message.headers && Object.keys(message.headers).length > 0) {
     fields.push(ENVELOPE.headers, JSON.stringify(message.headers));
@@ -75,21 +79,43 @@ export function scanEntry(fields: string[]): ScannedEntry {
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const value = fields[i + 1];
     switch (fields[i]) {
-      case ENVELOPE.version: version = value; break;
-      case ENVELOPE.data: raw = value; break;
-      case ENVELOPE.eventId: eventId = value; break;
-      case ENVELOPE.headers: headers = value; break;
-      case ENVELOPE.replyTo: replyTo = value; break;
-      case ENVELOPE.correlationId: correlationId = value; break;
-      case ENVELOPE.deadline: deadline = value; break;
-      case ENVELOPE.targetGroup: targetGroup = value; break;
+      case ENVELOPE.version:
+        version = value;
+        break;
+      case ENVELOPE.data:
+        raw = value;
+        break;
+      case ENVELOPE.eventId:
+        eventId = value;
+        break;
+      case ENVELOPE.headers:
+        headers = value;
+        break;
+      case ENVELOPE.replyTo:
+        replyTo = value;
+        break;
+      case ENVELOPE.correlationId:
+        correlationId = value;
+        break;
+      case ENVELOPE.deadline:
+        deadline = value;
+        break;
+      case ENVELOPE.targetGroup:
+        targetGroup = value;
+        break;
     }
   }
   // A foreign entry's fields are its own: only the re-drive's target group (a reserved name) and
   // its event id (the idempotency key, as before) are read from it.
   if (version !== ENVELOPE.versionValue) return { foreign: true, targetGroup, eventId };
   return {
-    foreign: false, targetGroup, eventId, raw, headers, replyTo, correlationId,
+    foreign: false,
+    targetGroup,
+    eventId,
+    raw,
+    headers,
+    replyTo,
+    correlationId,
     deadline: deadline === undefined ? undefined : Number(deadline),
   };
 }

@@ -15,7 +15,11 @@ import { RedisStreamsContext } from '../context/redis-streams.context.js';
 export class RedisStreamsExceptionFilter extends BaseRpcExceptionFilter {
   override catch(exception: unknown, host: ArgumentsHost): Observable<unknown> {
     // RpcExceptions keep Nest's own treatment (their error object is the reply to a caller).
-    if (!(exception instanceof RpcException) && host.getType() === 'rpc' && host.switchToRpc().getContext() instanceof RedisStreamsContext) {
+    if (
+      !(exception instanceof RpcException) &&
+      host.getType() === 'rpc' &&
+      host.switchToRpc().getContext() instanceof RedisStreamsContext
+    ) {
       return throwError(() => exception);
     }
     return super.catch(exception, host);

@@ -137,7 +137,14 @@ export class RedisStreamsHealthIndicator {
         const full = consumer.room <= 0 ? HEALTH_MESSAGES.prefetchFull(consumer.held.size) : '';
         problems.push(HEALTH_MESSAGES.handlerHung(stream, group, longest.id, longest.runningMs, maxHandlerMs) + full);
       }
-      return { stream, group, consumer: name, lastReadAgeMs, held: consumer.held.size, longestHandlerMs: longest?.runningMs ?? 0 };
+      return {
+        stream,
+        group,
+        consumer: name,
+        lastReadAgeMs,
+        held: consumer.held.size,
+        longestHandlerMs: longest?.runningMs ?? 0,
+      };
     });
     const data = { pingMs, graceMs, readLoops };
     return problems.length > 0 ? session.down({ ...data, reason: problems.join(' ') }) : session.up(data);

@@ -9,7 +9,11 @@ const COLUMNS: Column[] = [
   { header: 'oldest idle', cell: (r) => formatDuration(r.oldestIdleMs), right: true },
   { header: 'lag', cell: (r) => (r.lag === null ? 'unknown' : String(r.lag)), right: true },
   // The group's own dead letters; the shared stream's length when it was too long to count.
-  { header: 'dead letters', cell: (r) => (r.groupDeadLetters === null ? `${r.deadLetters} (all groups)` : String(r.groupDeadLetters)), right: true },
+  {
+    header: 'dead letters',
+    cell: (r) => (r.groupDeadLetters === null ? `${r.deadLetters} (all groups)` : String(r.groupDeadLetters)),
+    right: true,
+  },
   { header: 'consumers', cell: (r) => String(r.consumers), right: true },
 ];
 
@@ -28,7 +32,10 @@ export function formatStatsTable(rows: readonly StreamStats[]): string {
   const cells = rows.map((row) => COLUMNS.map((c) => c.cell(row)));
   const widths = COLUMNS.map((c, i) => Math.max(c.header.length, ...cells.map((r) => r[i].length)));
   const line = (values: string[]) =>
-    values.map((v, i) => (COLUMNS[i].right ? v.padStart(widths[i]) : v.padEnd(widths[i]))).join(GAP).trimEnd();
+    values
+      .map((v, i) => (COLUMNS[i].right ? v.padStart(widths[i]) : v.padEnd(widths[i])))
+      .join(GAP)
+      .trimEnd();
   const lines = [line(COLUMNS.map((c) => c.header)), widths.map((w) => '-'.repeat(w)).join(GAP), ...cells.map(line)];
   if (rows.length === 0) lines.push('(no streams)');
   return lines.join('\n');

@@ -42,13 +42,26 @@ export function evaluateStreamStats(stats: StreamStats, limits: ResolvedThreshol
     down.push(over('the oldest pending idle time', stats.oldestIdleMs, 'maxOldestIdleMs', ' ms'));
   }
   if (stats.pending > limits.maxPending) down.push(over('the pending count', stats.pending, 'maxPending'));
-  if (stats.lag !== null && stats.lag > limits.maxLag) down.push(over('the lag (entries not yet delivered)', stats.lag, 'maxLag'));
+  if (stats.lag !== null && stats.lag > limits.maxLag)
+    down.push(over('the lag (entries not yet delivered)', stats.lag, 'maxLag'));
   // The dead-letter stream is shared by the groups of a stream: judge each group by its own records
   // when they were counted, by the whole stream's length only when it was too long to count.
   if (stats.groupDeadLetters !== null && stats.groupDeadLetters > limits.maxDeadLetters) {
-    degraded.push(over(`the number of its entries in dead-letter stream "${stats.deadLetterStream}"`, stats.groupDeadLetters, 'maxDeadLetters'));
+    degraded.push(
+      over(
+        `the number of its entries in dead-letter stream "${stats.deadLetterStream}"`,
+        stats.groupDeadLetters,
+        'maxDeadLetters',
+      ),
+    );
   } else if (stats.groupDeadLetters === null && stats.deadLetters > limits.maxDeadLetters) {
-    degraded.push(over(`the length of dead-letter stream "${stats.deadLetterStream}" (all groups; too long to count per group)`, stats.deadLetters, 'maxDeadLetters'));
+    degraded.push(
+      over(
+        `the length of dead-letter stream "${stats.deadLetterStream}" (all groups; too long to count per group)`,
+        stats.deadLetters,
+        'maxDeadLetters',
+      ),
+    );
   }
   const status: StreamHealthStatus = down.length > 0 ? 'down' : degraded.length > 0 ? 'degraded' : 'up';
   return { status, reasons: [...down, ...degraded] };

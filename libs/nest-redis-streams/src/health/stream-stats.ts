@@ -105,9 +105,7 @@ async function statsPipeline(
     pipeline.xinfo('STREAM', stream);
   }
   const replies = (await pipeline.exec()) ?? [];
-  return targets.map((target, i) =>
-    parseStats(target, replies.slice(i * COMMANDS_PER_TARGET, (i + 1) * COMMANDS_PER_TARGET)),
-  );
+  return targets.map((target, i) => parseStats(target, replies.slice(i * COMMANDS_PER_TARGET, (i + 1) * COMMANDS_PER_TARGET)));
 }
 
 function parseStats(target: StreamStatsTarget, replies: Array<[Error | null, unknown]>): StreamStats | Error {
@@ -120,7 +118,11 @@ function parseStats(target: StreamStatsTarget, replies: Array<[Error | null, unk
     return new Error(HEALTH_MESSAGES.statsFailed(stream, group, failure.message));
   }
   const [summary, rows, groups, deadLetterReply, streamInfo] = replies.map(([, value]) => value) as [
-    XPendingSummary, XPendingRow[], unknown[][], unknown, unknown[],
+    XPendingSummary,
+    XPendingRow[],
+    unknown[][],
+    unknown,
+    unknown[],
   ];
   const deadLetters = parseDeadLetterCount(deadLetterReply);
   const info = groups.map(pairsToObject).find((g) => g.name === group);
@@ -132,7 +134,10 @@ function parseStats(target: StreamStatsTarget, replies: Array<[Error | null, unk
     // Redis < 7 has no lag field; Redis 7 answers nil when deletions make it unknowable, and a
     // wrong figure after a failover or an AOF reload (stale entries-read): see trustedLag.
     lag: trustedLag(
-      { lag: info.lag === null || info.lag === undefined ? null : Number(info.lag), lastDeliveredId: String(info['last-delivered-id']) },
+      {
+        lag: info.lag === null || info.lag === undefined ? null : Number(info.lag),
+        lastDeliveredId: String(info['last-delivered-id']),
+      },
       streamCounters(pairsToObject(streamInfo)),
     ),
     deadLetters: deadLetters.length,

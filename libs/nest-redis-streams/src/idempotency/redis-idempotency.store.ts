@@ -13,7 +13,10 @@ export class RedisIdempotencyStore implements IdempotencyStore {
    * @param redis connection for the markers
    * @param prefix key prefix of the markers @default 'nrs:idem:'
    */
-  constructor(private readonly redis: Redis | Cluster, private readonly prefix = 'nrs:idem:') {}
+  constructor(
+    private readonly redis: Redis | Cluster,
+    private readonly prefix = 'nrs:idem:',
+  ) {}
 
   async begin(key: string, processingTtlMs: number): Promise<IdempotencyState> {
     const k = this.prefix + key;

@@ -64,14 +64,18 @@ export function getOrCreateInstruments(client: PromClient, settings: InstrumentS
     leasesLost: counter('leasesLost'),
     skipped: get('skipped', (base) => new client.Counter({ ...base, labelNames: [...STREAM_LABELS, 'reason'] })),
     leasesExpired: counter('leasesExpired'),
-    handlerDuration: get('handlerDuration', (base) =>
-      new client.Histogram({ ...base, labelNames: [...STREAM_LABELS, 'outcome'], buckets: settings.handlerDurationBuckets }),
+    handlerDuration: get(
+      'handlerDuration',
+      (base) =>
+        new client.Histogram({ ...base, labelNames: [...STREAM_LABELS, 'outcome'], buckets: settings.handlerDurationBuckets }),
     ),
-    endToEndLatency: get('endToEndLatency', (base) =>
-      new client.Histogram({ ...base, labelNames: STREAM_LABELS, buckets: settings.endToEndLatencyBuckets }),
+    endToEndLatency: get(
+      'endToEndLatency',
+      (base) => new client.Histogram({ ...base, labelNames: STREAM_LABELS, buckets: settings.endToEndLatencyBuckets }),
     ),
-    deliveriesToSuccess: get('deliveriesToSuccess', (base) =>
-      new client.Histogram({ ...base, labelNames: STREAM_LABELS, buckets: DELIVERY_BUCKETS }),
+    deliveriesToSuccess: get(
+      'deliveriesToSuccess',
+      (base) => new client.Histogram({ ...base, labelNames: STREAM_LABELS, buckets: DELIVERY_BUCKETS }),
     ),
     pending: gauge('pending'),
     oldestIdle: gauge('oldestIdle'),

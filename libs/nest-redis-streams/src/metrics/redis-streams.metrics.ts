@@ -109,10 +109,12 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
   /** Samples the gauges of one or every attached server now (e.g. right before a scrape). Never throws. */
   async sampleNow(server?: RedisStreamsServer): Promise<void> {
     const targets = server ? [server] : [...this.attachments.keys()];
-    await Promise.all(targets.map((s) => {
-      const attachment = this.attachments.get(s);
-      return attachment ? this.sample(s, attachment) : Promise.resolve();
-    }));
+    await Promise.all(
+      targets.map((s) => {
+        const attachment = this.attachments.get(s);
+        return attachment ? this.sample(s, attachment) : Promise.resolve();
+      }),
+    );
   }
 
   /** One sample at a time per server: a slow Redis must not pile up overlapping rounds. */

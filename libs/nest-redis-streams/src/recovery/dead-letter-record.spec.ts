@@ -1,4 +1,10 @@
-import { DeadLetterReason, deadLetterFields, describeError, splitDeadLetterBuffers, splitDeadLetterFields } from './dead-letter-record.js';
+import {
+  DeadLetterReason,
+  deadLetterFields,
+  describeError,
+  splitDeadLetterBuffers,
+  splitDeadLetterFields,
+} from './dead-letter-record.js';
 
 describe('dead-letter record', () => {
   const details = { reason: DeadLetterReason.MAX_DELIVERIES, stream: 's', id: '1-0', group: 'g', consumer: 'c', deliveries: 5 };
@@ -6,7 +12,16 @@ describe('dead-letter record', () => {
   it('keeps the original fields apart from the metadata, even ones that look like metadata', () => {
     const fields = deadLetterFields({ ...details, error: new RangeError('too big') }, ['amount', '5', 'dlq:reason', 'mine']);
     const { meta, original } = splitDeadLetterFields(fields);
-    expect(meta).toMatchObject({ reason: 'max-deliveries', stream: 's', id: '1-0', group: 'g', consumer: 'c', error: 'too big', error_class: 'RangeError', deliveries: '5' });
+    expect(meta).toMatchObject({
+      reason: 'max-deliveries',
+      stream: 's',
+      id: '1-0',
+      group: 'g',
+      consumer: 'c',
+      error: 'too big',
+      error_class: 'RangeError',
+      deliveries: '5',
+    });
     expect(original).toEqual(['amount', '5', 'dlq:reason', 'mine']);
   });
 
@@ -21,7 +36,10 @@ describe('dead-letter record', () => {
 
   it('describes errors of every shape Nest hands over', () => {
     expect(describeError(new TypeError('x'))).toEqual({ message: 'x', errorClass: 'TypeError' });
-    expect(describeError({ status: 'error', message: 'Internal server error' })).toEqual({ message: 'Internal server error', errorClass: '' });
+    expect(describeError({ status: 'error', message: 'Internal server error' })).toEqual({
+      message: 'Internal server error',
+      errorClass: '',
+    });
     expect(describeError('plain')).toEqual({ message: 'plain', errorClass: 'string' });
     expect(describeError(undefined)).toEqual({ message: '', errorClass: '' });
   });

@@ -35,15 +35,24 @@ export interface DeadLetterDetails {
 export function deadLetterMetadata(details: DeadLetterDetails): string[] {
   const { message, errorClass } = describeError(details.error);
   return [
-    DLQ_FIELDS.reason, details.reason,
-    DLQ_FIELDS.stream, details.stream,
-    DLQ_FIELDS.id, details.id,
-    DLQ_FIELDS.group, details.group,
-    DLQ_FIELDS.consumer, details.consumer,
-    DLQ_FIELDS.error, message,
-    DLQ_FIELDS.errorClass, errorClass,
-    DLQ_FIELDS.deliveries, String(details.deliveries),
-    DLQ_FIELDS.time, String(Date.now()),
+    DLQ_FIELDS.reason,
+    details.reason,
+    DLQ_FIELDS.stream,
+    details.stream,
+    DLQ_FIELDS.id,
+    details.id,
+    DLQ_FIELDS.group,
+    details.group,
+    DLQ_FIELDS.consumer,
+    details.consumer,
+    DLQ_FIELDS.error,
+    message,
+    DLQ_FIELDS.errorClass,
+    errorClass,
+    DLQ_FIELDS.deliveries,
+    String(details.deliveries),
+    DLQ_FIELDS.time,
+    String(Date.now()),
   ];
 }
 
@@ -82,12 +91,16 @@ export function splitDeadLetterFields(fields: string[]): { meta: Record<string, 
 }
 
 /** The same split over raw bytes (`xrangeBuffer`), for payloads that are not UTF-8 text. */
-export function splitDeadLetterBuffers(fields: Buffer[]): { meta: Record<string, string>; original: Array<[name: Buffer, value: Buffer]> } {
+export function splitDeadLetterBuffers(fields: Buffer[]): {
+  meta: Record<string, string>;
+  original: Array<[name: Buffer, value: Buffer]>;
+} {
   const meta: Record<string, string> = {};
   const original: Array<[Buffer, Buffer]> = [];
   const dlq = Buffer.from(DLQ_PREFIX);
   const escape = Buffer.from(ESCAPE_PREFIX);
-  const startsWith = (name: Buffer, prefix: Buffer) => name.length >= prefix.length && name.subarray(0, prefix.length).equals(prefix);
+  const startsWith = (name: Buffer, prefix: Buffer) =>
+    name.length >= prefix.length && name.subarray(0, prefix.length).equals(prefix);
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const [name, value] = [fields[i], fields[i + 1]];
     if (startsWith(name, dlq)) meta[name.subarray(dlq.length).toString()] = value.toString();

@@ -111,12 +111,24 @@ export class DeadLetterService {
     const letter = await this.inspect(deadLetterStream, id);
     if (!letter) return null;
     if (!letter.stream) {
-      throw new Error(`Dead letter ${id} in "${deadLetterStream}" names no source stream (field "dlq:stream"); re-add its fields by hand.`);
+      throw new Error(
+        `Dead letter ${id} in "${deadLetterStream}" names no source stream (field "dlq:stream"); re-add its fields by hand.`,
+      );
     }
     const group = options.group === undefined ? (letter.group ?? '') : (options.group ?? '');
-    const result = await this.redis.eval(REDRIVE_DEAD_LETTER, 2, deadLetterStream, letter.stream, id, group, ENVELOPE.targetGroup);
+    const result = await this.redis.eval(
+      REDRIVE_DEAD_LETTER,
+      2,
+      deadLetterStream,
+      letter.stream,
+      id,
+      group,
+      ENVELOPE.targetGroup,
+    );
     if (result === 0) {
-      throw new Error(`Dead letter ${id} in "${deadLetterStream}" is a tombstone (${letter.reason}): it has no payload to re-drive. Discard it.`);
+      throw new Error(
+        `Dead letter ${id} in "${deadLetterStream}" is a tombstone (${letter.reason}): it has no payload to re-drive. Discard it.`,
+      );
     }
     return (result as string | null) ?? null;
   }

@@ -7,7 +7,12 @@ import type { ScriptedRedis } from '../redis/scripts.js';
  * entries. The pending check and the delete run in one script: deleting a consumer drops its PEL.
  */
 export async function removeIdleConsumers(
-  redis: ScriptedRedis, stream: string, group: string, idleMs: number, logger: Logger, self: string,
+  redis: ScriptedRedis,
+  stream: string,
+  group: string,
+  idleMs: number,
+  logger: Logger,
+  self: string,
 ): Promise<string[]> {
   const removed: string[] = [];
   try {

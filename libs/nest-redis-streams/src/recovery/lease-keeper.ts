@@ -66,7 +66,15 @@ export class LeaseKeeper {
           `maxHandlerMs ${maxHandlerMs}: taken for hung. Its lease is no longer renewed and its abort signal fired; ` +
           'another consumer may reclaim the entry once it is idle past minIdleTimeMs. Raise maxHandlerMs if the handler is only slow.',
       );
-      this.events.emit('lease-expired', { stream, group, consumer, id: entry.id, deliveries: entry.deliveries, runningMs, maxHandlerMs });
+      this.events.emit('lease-expired', {
+        stream,
+        group,
+        consumer,
+        id: entry.id,
+        deliveries: entry.deliveries,
+        runningMs,
+        maxHandlerMs,
+      });
     }
     return ids;
   }

@@ -57,7 +57,13 @@ export class Reclaimer {
       const count = Math.min(this.count, this.consumer.reclaimRoom);
       if (count <= 0) break;
       const [next, entries, deleted = []] = (await this.redis.xautoclaim(
-        stream, group, consumer, minIdle, cursor, 'COUNT', count,
+        stream,
+        group,
+        consumer,
+        minIdle,
+        cursor,
+        'COUNT',
+        count,
       )) as XAutoClaimReply;
       cursor = next;
       if (deleted.length > 0) {

@@ -39,21 +39,32 @@ function legacyAuditKey(redis: ScriptedRedis, stream: string, dlq: string, audit
  * no consumer ever saw, which would otherwise vanish without a trace. Never throws.
  */
 export async function auditTrimLoss(
-  consumer: RecoveryTarget, redis: ScriptedRedis, events: TransportEvents, logger: Logger,
+  consumer: RecoveryTarget,
+  redis: ScriptedRedis,
+  events: TransportEvents,
+  logger: Logger,
 ): Promise<number> {
   const { stream, group } = consumer;
   const dlq = consumer.options.deadLetterStream;
   try {
     const auditKey = trimAuditKey(stream);
     const found = await redis.nrsAuditTrimLoss(
-      stream, dlq, auditKey, legacyAuditKey(redis, stream, dlq, auditKey), group, consumer.consumer, Date.now(),
+      stream,
+      dlq,
+      auditKey,
+      legacyAuditKey(redis, stream, dlq, auditKey),
+      group,
+      consumer.consumer,
+      Date.now(),
     );
     // After the audit has counted this round's losses (a trim loss leaves the same gap in the
     // counters): a caught-up group whose entries-read went stale (Redis 7.0 replicas do not
     // advance it, so after a failover) is set right, so lag is exact again.
     const repaired = await redis.nrsRepairEntriesRead(stream, group);
     if (repaired > 0) {
-      logger.warn(`Group "${group}" of stream "${stream}" had a stale entries-read counter (off by ${repaired}, e.g. after a failover); set right.`);
+      logger.warn(
+        `Group "${group}" of stream "${stream}" had a stale entries-read counter (off by ${repaired}, e.g. after a failover); set right.`,
+      );
     }
     if (!found) return 0;
     const [count, deadLetterId] = found;
@@ -62,8 +73,15 @@ export async function auditTrimLoss(
         `before any consumer saw it. Tombstone ${deadLetterId} in "${dlq}". Trim with safe retention, or raise MAXLEN above the backlog.`,
     );
     events.emit('dead-lettered', {
-      stream, group, consumer: consumer.consumer, id: '', deliveries: 0,
-      reason: DeadLetterReason.TRIMMED_UNDELIVERED, deadLetterStream: dlq, deadLetterId, count,
+      stream,
+      group,
+      consumer: consumer.consumer,
+      id: '',
+      deliveries: 0,
+      reason: DeadLetterReason.TRIMMED_UNDELIVERED,
+      deadLetterStream: dlq,
+      deadLetterId,
+      count,
     });
     return count;
   } catch (err) {

@@ -27,7 +27,8 @@ export async function connectOrExplain(redis: Redis, connection: RedisConnection
   } catch (err) {
     redis.disconnect();
     // The connection's own error (ECONNREFUSED, auth) says more than "Connection is closed".
-    const cause = lastError || ((err as Error).message === 'timeout' ? `no answer within ${CONNECT_TIMEOUT_MS} ms` : (err as Error).message);
+    const cause =
+      lastError || ((err as Error).message === 'timeout' ? `no answer within ${CONNECT_TIMEOUT_MS} ms` : (err as Error).message);
     throw new Error(MESSAGES.redisUnreachable(describeConnection(connection), cause));
   } finally {
     clearTimeout(timer);

@@ -14,13 +14,15 @@ describe('trustedLag', () => {
     expect(trustedLag({ lag: null, lastDeliveredId: '0-0' }, stream)).toBe(25);
   });
 
-  it('is unknown (null) when Redis reports more than the stream holds, else Redis\' figure', () => {
+  it("is unknown (null) when Redis reports more than the stream holds, else Redis' figure", () => {
     expect(trustedLag({ lag: 40, lastDeliveredId: '200-0' }, stream)).toBeNull();
     expect(trustedLag({ lag: 12, lastDeliveredId: '200-0' }, stream)).toBe(12);
     expect(trustedLag({ lag: null, lastDeliveredId: '100-0' }, stream)).toBeNull();
   });
 
   it('compares ids as numbers, not text', () => {
-    expect(trustedLag({ lag: 3, lastDeliveredId: '1000-0' }, { length: 5, lastGeneratedId: '999-0', firstEntryId: '10-0' })).toBe(0);
+    expect(trustedLag({ lag: 3, lastDeliveredId: '1000-0' }, { length: 5, lastGeneratedId: '999-0', firstEntryId: '10-0' })).toBe(
+      0,
+    );
   });
 });

@@ -13,7 +13,12 @@ export type XAutoClaimReply = [cursor: string, entries: StreamEntryReply[], dele
 export type XPendingRow = [id: string, consumer: string, idleMs: number, deliveries: number];
 
 /** XPENDING summary form. */
-export type XPendingSummary = [count: number, smallestId: string | null, greatestId: string | null, consumers: Array<[string, string]> | null];
+export type XPendingSummary = [
+  count: number,
+  smallestId: string | null,
+  greatestId: string | null,
+  consumers: Array<[string, string]> | null,
+];
 
 /** Flat key/value list of XINFO replies turned into an object. */
 export function pairsToObject(pairs: unknown[]): Record<string, unknown> {

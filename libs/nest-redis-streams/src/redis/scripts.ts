@@ -17,16 +17,37 @@ import { READ_OWN_PENDING } from './lua/read-own-pending.js';
 /** The commands the scripts in lua/ add to a connection. */
 export interface StreamScripts {
   nrsClaimIfOwned(
-    stream: string, group: string, consumer: string, idleMs: number, retryCount: number, ...ids: string[]
+    stream: string,
+    group: string,
+    consumer: string,
+    idleMs: number,
+    retryCount: number,
+    ...ids: string[]
   ): Promise<[lost: string[], trimmed: string[]]>;
   nrsDeliveryCounts(stream: string, group: string, ...ids: string[]): Promise<number[]>;
   nrsReadOwnPending(
-    stream: string, group: string, consumer: string, after: string, count: number,
+    stream: string,
+    group: string,
+    consumer: string,
+    after: string,
+    count: number,
   ): Promise<Array<[id: string, deliveries: number, fields: string[] | null]>>;
-  nrsAckIfOwned(stream: string, group: string, consumer: string, smallest: string, largest: string, ...ids: string[]): Promise<string[]>;
+  nrsAckIfOwned(
+    stream: string,
+    group: string,
+    consumer: string,
+    smallest: string,
+    largest: string,
+    ...ids: string[]
+  ): Promise<string[]>;
   /** `metadata`: the count of metadata words, the metadata, then the fallback fields (see lua/dead-letter-if-owned.ts). */
   nrsDeadLetterIfOwned(
-    stream: string, dlq: string, group: string, consumer: string, id: string, requireOwner: '1' | '0',
+    stream: string,
+    dlq: string,
+    group: string,
+    consumer: string,
+    id: string,
+    requireOwner: '1' | '0',
     ...metadataCountThenMetadataThenFallback: string[]
   ): Promise<string | null>;
   nrsDeleteConsumerIfIdle(stream: string, group: string, consumer: string): Promise<number>;
@@ -35,7 +56,13 @@ export interface StreamScripts {
   /** Sets a caught-up group's stale entries-read right (see lua/repair-entries-read.ts); how far it was off. */
   nrsRepairEntriesRead(stream: string, group: string): Promise<number>;
   nrsAuditTrimLoss(
-    stream: string, dlq: string, audit: string, legacyAudit: string, group: string, consumer: string, now: number
+    stream: string,
+    dlq: string,
+    audit: string,
+    legacyAudit: string,
+    group: string,
+    consumer: string,
+    now: number,
   ): Promise<[number, string] | 0>;
 }
 

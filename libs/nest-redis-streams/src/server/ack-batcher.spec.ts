@@ -5,7 +5,14 @@ import { AckBatcher } from './ack-batcher.js';
 // ids this consumer owns and answers with the others (as the Lua does). With `held` set, each
 // call waits until the test releases it, so a flush can be kept in flight.
 
-interface AckCall { stream: string; group: string; consumer: string; smallest: string; largest: string; ids: string[] }
+interface AckCall {
+  stream: string;
+  group: string;
+  consumer: string;
+  smallest: string;
+  largest: string;
+  ids: string[];
+}
 
 class FakeAckScript {
   readonly owned = new Set<string>();
@@ -24,7 +31,14 @@ class FakeAckScript {
     this.waiting.shift()?.();
   }
 
-  async nrsAckIfOwned(stream: string, group: string, consumer: string, smallest: string, largest: string, ...ids: string[]): Promise<string[]> {
+  async nrsAckIfOwned(
+    stream: string,
+    group: string,
+    consumer: string,
+    smallest: string,
+    largest: string,
+    ...ids: string[]
+  ): Promise<string[]> {
     this.calls.push({ stream, group, consumer, smallest, largest, ids });
     if (this.held) await new Promise<void>((resolve) => this.waiting.push(resolve));
     if (this.failWith) throw this.failWith;
@@ -51,7 +65,10 @@ function setup() {
   const acked: number[] = [];
   const errors: Array<[message: string, ids: string[]]> = [];
   const batcher = new AckBatcher(
-    redis as unknown as ScriptedRedis, 'orders', 'billing', 'c1',
+    redis as unknown as ScriptedRedis,
+    'orders',
+    'billing',
+    'c1',
     (id) => lost.push(id),
     (count) => acked.push(count),
     (err, ids) => errors.push([err.message, ids]),
@@ -68,7 +85,9 @@ describe('AckBatcher', () => {
     batcher.add('3-0');
     expect(redis.calls).toEqual([]);
     await turn();
-    expect(redis.calls).toEqual([{ stream: 'orders', group: 'billing', consumer: 'c1', smallest: '1-0', largest: '3-0', ids: ['1-0', '2-0', '3-0'] }]);
+    expect(redis.calls).toEqual([
+      { stream: 'orders', group: 'billing', consumer: 'c1', smallest: '1-0', largest: '3-0', ids: ['1-0', '2-0', '3-0'] },
+    ]);
     await until(() => acked.length === 1);
     expect(acked).toEqual([3]);
   });
@@ -98,7 +117,11 @@ describe('AckBatcher', () => {
     await batcher.drain();
     expect(redis.calls.map((call) => call.ids.length)).toEqual([1_000, 1_000, 500]);
     expect(redis.calls.flatMap((call) => call.ids)).toEqual(ids);
-    expect(redis.calls.map((call) => [call.smallest, call.largest])).toEqual([['1-0', '1000-0'], ['1001-0', '2000-0'], ['2001-0', '2500-0']]);
+    expect(redis.calls.map((call) => [call.smallest, call.largest])).toEqual([
+      ['1-0', '1000-0'],
+      ['1001-0', '2000-0'],
+      ['2001-0', '2500-0'],
+    ]);
     expect(acked).toEqual([1_000, 1_000, 500]);
   });
 

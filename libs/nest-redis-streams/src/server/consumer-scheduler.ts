@@ -16,7 +16,10 @@ class PeriodicTask {
   private handle: NodeJS.Timeout;
   private round: Promise<unknown> | null = null;
 
-  constructor(periodMs: number, private readonly task: () => Promise<unknown>) {
+  constructor(
+    periodMs: number,
+    private readonly task: () => Promise<unknown>,
+  ) {
     this.handle = setInterval(() => this.tick(), periodMs);
   }
 
@@ -90,10 +93,7 @@ export class ConsumerScheduler {
       // The registry may have cleared them already (ScheduleModule does before shutdown).
       if (this.registry.doesExist('interval', name)) this.registry.deleteInterval(name);
     }
-    await Promise.all([
-      ...this.registered.map(({ task }) => task.stop()),
-      ...[...this.reclaimers.values()].map((r) => r.idle()),
-    ]);
+    await Promise.all([...this.registered.map(({ task }) => task.stop()), ...[...this.reclaimers.values()].map((r) => r.idle())]);
     this.registered.length = 0;
   }
 

@@ -40,19 +40,39 @@ interface Setup {
   parkOutcome?: SettleOutcome;
 }
 
-function setup({ handler = () => undefined, kind = 'event', options = {}, failOutcome = 'retry-scheduled', parkOutcome = 'parked' }: Setup = {}) {
+function setup({
+  handler = () => undefined,
+  kind = 'event',
+  options = {},
+  failOutcome = 'retry-scheduled',
+  parkOutcome = 'parked',
+}: Setup = {}) {
   const settled: Array<[id: string, outcome: SettleOutcome]> = [];
   const owner: SlotOwner = {
-    stream: 'orders', group: 'billing', consumer: 'c1',
+    stream: 'orders',
+    group: 'billing',
+    consumer: 'c1',
     ref: (entry) => ({ stream: 'orders', group: 'billing', consumer: 'c1', id: entry.id, deliveries: entry.deliveries }),
     settled: (entry, outcome) => settled.push([entry.id, outcome]),
     settledUnexpectedly: jest.fn(),
   };
   const subscription = {
-    pattern: 'orders', stream: 'orders', partition: 0, kind, handler: jest.fn(),
+    pattern: 'orders',
+    stream: 'orders',
+    partition: 0,
+    kind,
+    handler: jest.fn(),
     options: {
-      group: 'billing', concurrency: 4, prefetchCount: 4, startId: '$', ackMode: 'auto', maxDeliveries: 3,
-      minIdleTimeMs: 30_000, deadLetterStream: 'orders:dlq', maxHandlerMs: 60_000, ...options,
+      group: 'billing',
+      concurrency: 4,
+      prefetchCount: 4,
+      startId: '$',
+      ackMode: 'auto',
+      maxDeliveries: 3,
+      minIdleTimeMs: 30_000,
+      deadLetterStream: 'orders:dlq',
+      maxHandlerMs: 60_000,
+      ...options,
     },
   } as StreamSubscription;
   const invoke = jest.fn((_sub: StreamSubscription, decoded: { data: unknown }, ctx: { getArgs(): unknown[] }) =>
@@ -61,7 +81,12 @@ function setup({ handler = () => undefined, kind = 'event', options = {}, failOu
   const logger = { log: jest.fn(), error: jest.fn(), warn: jest.fn(), debug: jest.fn(), verbose: jest.fn() };
   const events = new TransportEvents();
   const rt = {
-    events, logger, invoke, tracing: false, replyStreamPrefix: 'nrs:replies:', deserializer: codec,
+    events,
+    logger,
+    invoke,
+    tracing: false,
+    replyStreamPrefix: 'nrs:replies:',
+    deserializer: codec,
   } as unknown as ConsumerRuntime;
   const add = jest.fn<void, [string]>();
   const acks = { add } as unknown as AckBatcher;
@@ -119,13 +144,20 @@ describe('EntryDispatcher', () => {
     });
 
     it('waits for a returned Observable to complete, whether returned directly or through a promise', async () => {
-      const { dispatcher, settled } = setup({ handler: (data) => ((data as { n: number }).n === 1 ? of(1) : Promise.resolve(of(2))) });
+      const { dispatcher, settled } = setup({
+        handler: (data) => ((data as { n: number }).n === 1 ? of(1) : Promise.resolve(of(2))),
+      });
       const direct = entry({ n: 1 });
       const wrapped = entry({ n: 2 });
       dispatcher.dispatch(direct);
       dispatcher.dispatch(wrapped);
       await turn();
-      expect(settled).toEqual(expect.arrayContaining([[direct.id, 'acked'], [wrapped.id, 'acked']]));
+      expect(settled).toEqual(
+        expect.arrayContaining([
+          [direct.id, 'acked'],
+          [wrapped.id, 'acked'],
+        ]),
+      );
     });
 
     it('does not settle an Observable that emitted but has not completed', async () => {
@@ -166,7 +198,11 @@ describe('EntryDispatcher', () => {
     });
 
     it('still acks a request (message handler) in manual mode: manual ack applies to events only', async () => {
-      const { dispatcher, settled, add } = setup({ kind: 'message', options: { ackMode: 'manual' }, handler: async () => 'reply' });
+      const { dispatcher, settled, add } = setup({
+        kind: 'message',
+        options: { ackMode: 'manual' },
+        handler: async () => 'reply',
+      });
       const e = entry();
       dispatcher.dispatch(e);
       await turn();
@@ -238,7 +274,12 @@ describe('EntryDispatcher', () => {
       await turn();
       expect(fail).toHaveBeenCalledWith(direct, boom);
       expect(fail).toHaveBeenCalledWith(wrapped, boom);
-      expect(settled).toEqual(expect.arrayContaining([[direct.id, 'lost'], [wrapped.id, 'lost']]));
+      expect(settled).toEqual(
+        expect.arrayContaining([
+          [direct.id, 'lost'],
+          [wrapped.id, 'lost'],
+        ]),
+      );
       expect(add).not.toHaveBeenCalled();
     });
 
@@ -300,13 +341,24 @@ describe('EntryDispatcher', () => {
       await turn();
       expect(invoke).toHaveBeenCalledTimes(1);
       expect(park).toHaveBeenCalledTimes(1);
-      expect(park).toHaveBeenCalledWith(over, DeadLetterReason.MAX_DELIVERIES, expect.objectContaining({ message: expect.stringContaining('Delivered 4 times (maxDeliveries 3)') }));
-      expect(settled).toEqual(expect.arrayContaining([[atLimit.id, 'acked'], [over.id, 'lost']]));
+      expect(park).toHaveBeenCalledWith(
+        over,
+        DeadLetterReason.MAX_DELIVERIES,
+        expect.objectContaining({ message: expect.stringContaining('Delivered 4 times (maxDeliveries 3)') }),
+      );
+      expect(settled).toEqual(
+        expect.arrayContaining([
+          [atLimit.id, 'acked'],
+          [over.id, 'lost'],
+        ]),
+      );
     });
 
     it('parks an envelope whose data cannot be decoded as undecodable', async () => {
       const { dispatcher, settled, invoke, park } = setup();
-      const e = new HeldEntry('1-0', [ENVELOPE.version, ENVELOPE.versionValue, ENVELOPE.data, '{not json'], 1, { manualAck: async () => true });
+      const e = new HeldEntry('1-0', [ENVELOPE.version, ENVELOPE.versionValue, ENVELOPE.data, '{not json'], 1, {
+        manualAck: async () => true,
+      });
       dispatcher.dispatch(e);
       await turn();
       expect(invoke).not.toHaveBeenCalled();
@@ -337,7 +389,9 @@ describe('EntryDispatcher', () => {
 
     it('skips an expired request with a warning', () => {
       const { dispatcher, settled, invoke, add, logger } = setup({ kind: 'message' });
-      const e = new HeldEntry('1-0', encodeEnvelope({ data: 1, deadline: Date.now() - 1_000 }, codec), 1, { manualAck: async () => true });
+      const e = new HeldEntry('1-0', encodeEnvelope({ data: 1, deadline: Date.now() - 1_000 }, codec), 1, {
+        manualAck: async () => true,
+      });
       dispatcher.dispatch(e);
       expect(invoke).not.toHaveBeenCalled();
       expect(add).toHaveBeenCalledWith(e.id);
@@ -383,7 +437,12 @@ describe('EntryDispatcher', () => {
       running.get(3)!.resolve(undefined);
       await turn();
       expect(settled).toHaveLength(3);
-      expect(settled).toEqual(expect.arrayContaining([[second.id, 'acked'], [other.id, 'acked']]));
+      expect(settled).toEqual(
+        expect.arrayContaining([
+          [second.id, 'acked'],
+          [other.id, 'acked'],
+        ]),
+      );
     });
 
     it('lets the next entry of a key run after the previous one failed', async () => {
@@ -401,7 +460,12 @@ describe('EntryDispatcher', () => {
       dispatcher.dispatch(second);
       await turn();
       expect(calls).toBe(2);
-      expect(settled).toEqual(expect.arrayContaining([[first.id, 'retry-scheduled'], [second.id, 'acked']]));
+      expect(settled).toEqual(
+        expect.arrayContaining([
+          [first.id, 'retry-scheduled'],
+          [second.id, 'acked'],
+        ]),
+      );
     });
   });
 });

@@ -13,7 +13,8 @@ import type { SettleOutcome, SlotOwner } from './slot-owner.interface.js';
 import type { StreamSubscription } from './stream-subscription.js';
 
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
-  value instanceof Promise || (typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function');
+  value instanceof Promise ||
+  (typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function');
 
 /** Calls a handler and resolves once it is finished: its promise settled, its Observable completed. */
 async function untilFinished(call: () => unknown): Promise<void> {
@@ -45,8 +46,11 @@ export class EntryDispatcher {
     if (fields === null) return this.settleAfter(entry, this.parking.park(entry, DeadLetterReason.PAYLOAD_TRIMMED));
     const scan = scanEntry(fields);
     const skip = skipBeforeRunning(entry.id, scan, {
-      stream: this.owner.stream, group: this.owner.group, kind: this.subscription.kind,
-      replyStreamPrefix: this.rt.replyStreamPrefix, now: Date.now(),
+      stream: this.owner.stream,
+      group: this.owner.group,
+      kind: this.subscription.kind,
+      replyStreamPrefix: this.rt.replyStreamPrefix,
+      now: Date.now(),
     });
     if (skip !== null) return this.skip(entry, skip);
     const early = this.refuse(entry);
@@ -61,13 +65,23 @@ export class EntryDispatcher {
     if (events.listenerCount('delivered') > 0) events.emit('delivered', this.owner.ref(entry));
     const started = events.listenerCount('handled') > 0 ? performance.now() : 0;
     const { stream, group, consumer } = this.owner;
-    const ctx = new RedisStreamsContext([stream, entry.id, group, consumer, entry.deliveries, decoded.headers, decoded.eventId, entry]);
+    const ctx = new RedisStreamsContext([
+      stream,
+      entry.id,
+      group,
+      consumer,
+      entry.deliveries,
+      decoded.headers,
+      decoded.eventId,
+      entry,
+    ]);
     let handled: unknown;
     try {
       const key = this.orderingKeyOf(decoded.data);
-      handled = key === undefined && !this.rt.tracing
-        ? this.rt.invoke(this.subscription, decoded, ctx)
-        : this.invokeWrapped(entry, decoded, ctx, key);
+      handled =
+        key === undefined && !this.rt.tracing
+          ? this.rt.invoke(this.subscription, decoded, ctx)
+          : this.invokeWrapped(entry, decoded, ctx, key);
     } catch (err) {
       handled = Promise.reject(err);
     }
@@ -90,7 +104,8 @@ export class EntryDispatcher {
   private skip(entry: HeldEntry, skip: Skip): void {
     const { stream } = this.owner;
     try {
-      if (skip.reason === 'other-group') this.rt.logger.debug(`Entry ${entry.id} of stream "${stream}": ${skip.detail}; acknowledged unhandled.`);
+      if (skip.reason === 'other-group')
+        this.rt.logger.debug(`Entry ${entry.id} of stream "${stream}": ${skip.detail}; acknowledged unhandled.`);
       else this.rt.logger.warn(skip.detail);
       this.rt.events.emit('skipped', { ...this.owner.ref(entry), reason: skip.reason, detail: skip.detail });
     } catch (err) {
@@ -116,7 +131,12 @@ export class EntryDispatcher {
    * last until the handler is finished, so an Observable it returned (Nest returns one whenever an
    * interceptor is bound) is run to completion inside them.
    */
-  private invokeWrapped(entry: HeldEntry, decoded: DecodedEntry, ctx: RedisStreamsContext, key: string | undefined): Promise<unknown> {
+  private invokeWrapped(
+    entry: HeldEntry,
+    decoded: DecodedEntry,
+    ctx: RedisStreamsContext,
+    key: string | undefined,
+  ): Promise<unknown> {
     const { stream, group } = this.owner;
     const invoke = () =>
       runInTraceContext(decoded.headers, { stream, group, entryId: entry.id }, () =>
@@ -155,7 +175,10 @@ export class EntryDispatcher {
   }
 
   private settleAfter(entry: HeldEntry, outcome: Promise<SettleOutcome>): void {
-    outcome.then((settled) => this.owner.settled(entry, settled), (err: unknown) => this.owner.settledUnexpectedly(entry, err));
+    outcome.then(
+      (settled) => this.owner.settled(entry, settled),
+      (err: unknown) => this.owner.settledUnexpectedly(entry, err),
+    );
   }
 
   private orderingKeyOf(data: unknown): string | undefined {

@@ -11,10 +11,23 @@ import { HeldEntry } from './held-entry.js';
 // ids this consumer owns, and which of them had their payload trimmed (Redis drops those from
 // the PEL when they are claimed).
 
-interface ClaimCall { stream: string; group: string; consumer: string; idleMs: number; retryCount: number; ids: string[] }
+interface ClaimCall {
+  stream: string;
+  group: string;
+  consumer: string;
+  idleMs: number;
+  retryCount: number;
+  ids: string[];
+}
 interface ParkCall {
-  stream: string; dlq: string; group: string; consumer: string; id: string; requireOwner: '1' | '0';
-  meta: Record<string, string>; fallback: string[];
+  stream: string;
+  dlq: string;
+  group: string;
+  consumer: string;
+  id: string;
+  requireOwner: '1' | '0';
+  meta: Record<string, string>;
+  fallback: string[];
 }
 
 class FakeScripts {
@@ -47,7 +60,15 @@ class FakeScripts {
     return [lost, trimmed] as [string[], string[]];
   }
 
-  async nrsDeadLetterIfOwned(stream: string, dlq: string, group: string, consumer: string, id: string, requireOwner: '1' | '0', ...rest: string[]) {
+  async nrsDeadLetterIfOwned(
+    stream: string,
+    dlq: string,
+    group: string,
+    consumer: string,
+    id: string,
+    requireOwner: '1' | '0',
+    ...rest: string[]
+  ) {
     const count = Number(rest[0]);
     const meta: Record<string, string> = {};
     for (let i = 1; i < count; i += 2) meta[rest[i]] = rest[i + 1];
@@ -71,7 +92,10 @@ function setup(scope: Partial<typeof options> = {}, retryBackoffMs = 1_000) {
   events.on('failed', (event) => failed.push(event.id));
   events.on('dead-lettered', ({ id, reason, deadLetterId }) => deadLettered.push({ id, reason, deadLetterId }));
   const rt = { commands: commands as unknown as ScriptedRedis, logger, events, retryBackoffMs } as unknown as FailureRuntime;
-  const handler = new FailureHandler({ stream: 'orders', group: 'billing', consumer: 'c1', options: { ...options, ...scope } }, rt);
+  const handler = new FailureHandler(
+    { stream: 'orders', group: 'billing', consumer: 'c1', options: { ...options, ...scope } },
+    rt,
+  );
   return { handler, commands, logger, failed, deadLettered };
 }
 
@@ -91,19 +115,23 @@ describe('FailureHandler', () => {
       const entry = held('5-0', deliveries);
       commands.own(entry.id);
       await expect(handler.fail(entry, new Error('flaky'))).resolves.toBe('retry-scheduled');
-      expect(commands.claims).toEqual([{ stream: 'orders', group: 'billing', consumer: 'c1', idleMs, retryCount: -1, ids: ['5-0'] }]);
+      expect(commands.claims).toEqual([
+        { stream: 'orders', group: 'billing', consumer: 'c1', idleMs, retryCount: -1, ids: ['5-0'] },
+      ]);
       expect(commands.parks).toEqual([]);
       expect(failed).toEqual(['5-0']);
     });
 
-    it('sets a deferred entry\'s delivery count back and waits one back-off, even at the last delivery', async () => {
+    it("sets a deferred entry's delivery count back and waits one back-off, even at the last delivery", async () => {
       const { handler, commands } = setup({ maxDeliveries: 3 }, 500);
       const last = held('7-0', 3);
       const first = held('8-0', 1);
       commands.own(last.id, first.id);
       await expect(handler.fail(last, new EventInProgressError('claimed elsewhere'))).resolves.toBe('retry-scheduled');
       // What Nest's RPC filters make of the error carries the marker too.
-      await expect(handler.fail(first, { status: 'error', message: 'claimed elsewhere', deferred: true })).resolves.toBe('retry-scheduled');
+      await expect(handler.fail(first, { status: 'error', message: 'claimed elsewhere', deferred: true })).resolves.toBe(
+        'retry-scheduled',
+      );
       expect(commands.claims.map(({ idleMs, retryCount, ids }) => [ids[0], idleMs, retryCount])).toEqual([
         ['7-0', 29_500, 2],
         ['8-0', 29_500, 0],
@@ -124,7 +152,9 @@ describe('FailureHandler', () => {
       commands.own(entry.id);
       commands.trimmed.add(entry.id);
       await expect(handler.fail(entry, new Error('x'))).resolves.toBe('parked');
-      expect(commands.parks).toMatchObject([{ id: '10-0', requireOwner: '0', meta: { 'dlq:reason': 'payload-trimmed' }, fallback: ['data', '{"n":1}'] }]);
+      expect(commands.parks).toMatchObject([
+        { id: '10-0', requireOwner: '0', meta: { 'dlq:reason': 'payload-trimmed' }, fallback: ['data', '{"n":1}'] },
+      ]);
       expect(deadLettered).toEqual([{ id: '10-0', reason: DeadLetterReason.PAYLOAD_TRIMMED, deadLetterId: '1-0' }]);
     });
 
@@ -132,7 +162,9 @@ describe('FailureHandler', () => {
       const { handler, commands, logger } = setup();
       commands.failWith = new Error('connection reset');
       await expect(handler.fail(held('11-0', 1), new Error('x'))).resolves.toBe('left-pending');
-      expect(logger.warn).toHaveBeenCalledWith(expect.stringContaining('Could not schedule the retry of entry 11-0: connection reset'));
+      expect(logger.warn).toHaveBeenCalledWith(
+        expect.stringContaining('Could not schedule the retry of entry 11-0: connection reset'),
+      );
     });
   });
 
@@ -143,24 +175,39 @@ describe('FailureHandler', () => {
       commands.own(entry.id);
       await expect(handler.fail(entry, new TypeError('bad state'))).resolves.toBe('parked');
       expect(commands.claims).toEqual([]);
-      expect(commands.parks).toEqual([{
-        stream: 'orders', dlq: 'orders:dlq', group: 'billing', consumer: 'c1', id: '12-0', requireOwner: '1',
-        meta: expect.objectContaining({
-          'dlq:reason': 'max-deliveries', 'dlq:stream': 'orders', 'dlq:id': '12-0', 'dlq:group': 'billing', 'dlq:consumer': 'c1',
-          'dlq:error': 'bad state', 'dlq:error_class': 'TypeError', 'dlq:deliveries': '3',
-        }),
-        // A producer's own dlq:-named field is escaped so it cannot pass for metadata.
-        fallback: ['data', '1', 'orig:dlq:reason', 'producer field'],
-      }]);
+      expect(commands.parks).toEqual([
+        {
+          stream: 'orders',
+          dlq: 'orders:dlq',
+          group: 'billing',
+          consumer: 'c1',
+          id: '12-0',
+          requireOwner: '1',
+          meta: expect.objectContaining({
+            'dlq:reason': 'max-deliveries',
+            'dlq:stream': 'orders',
+            'dlq:id': '12-0',
+            'dlq:group': 'billing',
+            'dlq:consumer': 'c1',
+            'dlq:error': 'bad state',
+            'dlq:error_class': 'TypeError',
+            'dlq:deliveries': '3',
+          }),
+          // A producer's own dlq:-named field is escaped so it cannot pass for metadata.
+          fallback: ['data', '1', 'orig:dlq:reason', 'producer field'],
+        },
+      ]);
       expect(deadLettered).toEqual([{ id: '12-0', reason: DeadLetterReason.MAX_DELIVERIES, deadLetterId: '1-0' }]);
       expect(commands.owned.has('12-0')).toBe(false);
     });
 
-    it('parks a NonRetryableError at its first delivery, and the plain object Nest\'s filters make of it', async () => {
+    it("parks a NonRetryableError at its first delivery, and the plain object Nest's filters make of it", async () => {
       const { handler, commands } = setup();
       commands.own('13-0', '14-0');
       await expect(handler.fail(held('13-0', 1), new NonRetryableError('invalid order'))).resolves.toBe('parked');
-      await expect(handler.fail(held('14-0', 1), { status: 'error', message: 'invalid', nonRetryable: true })).resolves.toBe('parked');
+      await expect(handler.fail(held('14-0', 1), { status: 'error', message: 'invalid', nonRetryable: true })).resolves.toBe(
+        'parked',
+      );
       expect(commands.parks.map((park) => [park.id, park.meta['dlq:reason'], park.requireOwner])).toEqual([
         ['13-0', 'non-retryable', '1'],
         ['14-0', 'non-retryable', '1'],
@@ -188,8 +235,12 @@ describe('FailureHandler', () => {
 
     it('parks a payload-less entry with an empty fallback', async () => {
       const { handler, commands } = setup();
-      await expect(handler.park(held('18-0', 2, null), DeadLetterReason.PAYLOAD_TRIMMED, undefined, false)).resolves.toBe('parked');
-      expect(commands.parks).toMatchObject([{ id: '18-0', requireOwner: '0', fallback: [], meta: { 'dlq:error': '', 'dlq:deliveries': '2' } }]);
+      await expect(handler.park(held('18-0', 2, null), DeadLetterReason.PAYLOAD_TRIMMED, undefined, false)).resolves.toBe(
+        'parked',
+      );
+      expect(commands.parks).toMatchObject([
+        { id: '18-0', requireOwner: '0', fallback: [], meta: { 'dlq:error': '', 'dlq:deliveries': '2' } },
+      ]);
     });
 
     it('leaves the entry pending when the park script fails', async () => {
@@ -197,7 +248,9 @@ describe('FailureHandler', () => {
       commands.own('19-0');
       commands.failWith = new Error('READONLY');
       await expect(handler.fail(held('19-0', 3), new Error('x'))).resolves.toBe('left-pending');
-      expect(logger.error).toHaveBeenCalledWith(expect.stringContaining('Could not dead-letter entry 19-0 of stream "orders" (READONLY)'));
+      expect(logger.error).toHaveBeenCalledWith(
+        expect.stringContaining('Could not dead-letter entry 19-0 of stream "orders" (READONLY)'),
+      );
       expect(deadLettered).toEqual([]);
     });
   });
@@ -234,8 +287,12 @@ describe('FailureHandler', () => {
       commands.own(kept.id, trimmed.id);
       commands.trimmed.add(trimmed.id);
       await handler.release([kept, trimmed, stolen]);
-      expect(commands.claims).toEqual([{ stream: 'orders', group: 'billing', consumer: 'c1', idleMs: 30_000, retryCount: -1, ids: ['30-0', '31-0', '32-0'] }]);
-      expect(commands.parks).toMatchObject([{ id: '31-0', requireOwner: '0', meta: { 'dlq:reason': 'payload-trimmed' }, fallback: ['data', 'last copy'] }]);
+      expect(commands.claims).toEqual([
+        { stream: 'orders', group: 'billing', consumer: 'c1', idleMs: 30_000, retryCount: -1, ids: ['30-0', '31-0', '32-0'] },
+      ]);
+      expect(commands.parks).toMatchObject([
+        { id: '31-0', requireOwner: '0', meta: { 'dlq:reason': 'payload-trimmed' }, fallback: ['data', 'last copy'] },
+      ]);
       expect(deadLettered.map((event) => event.id)).toEqual(['31-0']);
       expect(commands.owned.has('30-0')).toBe(true);
     });

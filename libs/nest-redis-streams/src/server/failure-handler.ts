@@ -63,7 +63,12 @@ export class FailureHandler {
     const backoff = Math.min(minIdleTimeMs, this.rt.retryBackoffMs * (deferred ? 1 : 2 ** (entry.deliveries - 1)));
     try {
       const [lost, trimmed] = await this.rt.commands.nrsClaimIfOwned(
-        stream, group, consumer, minIdleTimeMs - backoff, deferred ? Math.max(0, entry.deliveries - 1) : -1, entry.id,
+        stream,
+        group,
+        consumer,
+        minIdleTimeMs - backoff,
+        deferred ? Math.max(0, entry.deliveries - 1) : -1,
+        entry.id,
       );
       if (trimmed.length > 0) return this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
       return lost.length > 0 ? 'lost' : 'retry-scheduled';
@@ -82,8 +87,15 @@ export class FailureHandler {
       // The script copies the payload from the stream itself, byte for byte; the fields held here
       // (decoded as UTF-8) are only the fallback for an entry trimmed away meanwhile.
       const deadLetterId = await this.rt.commands.nrsDeadLetterIfOwned(
-        stream, dlq, group, consumer, entry.id, requireOwner ? '1' : '0',
-        String(metadata.length), ...metadata, ...escapedOriginalFields(entry.fields),
+        stream,
+        dlq,
+        group,
+        consumer,
+        entry.id,
+        requireOwner ? '1' : '0',
+        String(metadata.length),
+        ...metadata,
+        ...escapedOriginalFields(entry.fields),
       );
       if (deadLetterId === null) return 'lost';
       this.rt.logger.warn(
@@ -93,7 +105,9 @@ export class FailureHandler {
       this.rt.events.emit('dead-lettered', { ...this.ref(entry), reason, deadLetterStream: dlq, deadLetterId, count: 1 });
       return 'parked';
     } catch (err) {
-      this.rt.logger.error(`Could not dead-letter entry ${entry.id} of stream "${stream}" (${(err as Error).message}); it stays pending.`);
+      this.rt.logger.error(
+        `Could not dead-letter entry ${entry.id} of stream "${stream}" (${(err as Error).message}); it stays pending.`,
+      );
       return 'left-pending';
     }
   }
@@ -106,7 +120,12 @@ export class FailureHandler {
     const { stream, group, consumer, options } = this.scope;
     try {
       const [, trimmed] = await this.rt.commands.nrsClaimIfOwned(
-        stream, group, consumer, options.minIdleTimeMs, -1, ...entries.map((entry) => entry.id),
+        stream,
+        group,
+        consumer,
+        options.minIdleTimeMs,
+        -1,
+        ...entries.map((entry) => entry.id),
       );
       const gone = new Set(trimmed);
       for (const entry of entries) {

@@ -33,10 +33,7 @@ const REPLY_STREAM_MAXLEN = 10_000;
  * `@MessagePattern(stream)` handler reads its stream in a consumer group (one read loop and one
  * blocking connection each); entries are acked only after the handler succeeded.
  */
-export class RedisStreamsServer
-  extends Server<RedisStreamsEvents, RedisStreamsStatus>
-  implements CustomTransportStrategy
-{
+export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsStatus> implements CustomTransportStrategy {
   // The transport acks, retries and dead-letters failures itself, so handler errors must reach it.
   override readonly propagatesEventHandlerErrors = true;
   protected override readonly logger = new Logger(RedisStreamsServer.name);
@@ -44,7 +41,10 @@ export class RedisStreamsServer
   readonly events = new TransportEvents();
   readonly options: ResolvedServerOptions;
   private readonly optionsError: Error | null = null;
-  private readonly handlerSpecs = new Map<string, { pattern: string; handler: MessageHandler; extras: StreamHandlerOptions; isEvent: boolean }>();
+  private readonly handlerSpecs = new Map<
+    string,
+    { pattern: string; handler: MessageHandler; extras: StreamHandlerOptions; isEvent: boolean }
+  >();
   private commands: ScriptedRedis | null = null;
   private readonly readers: Redis[] = [];
   private readonly consumers: StreamConsumer[] = [];
@@ -104,7 +104,12 @@ export class RedisStreamsServer
    * Keeps event handlers of different groups apart. Nest's base class chains every handler of a
    * pattern into one call, which would run the billing handler for the inventory group's entry.
    */
-  override addHandler(pattern: unknown, callback: MessageHandler, isEventHandler = false, extras: Record<string, unknown> = {}): void {
+  override addHandler(
+    pattern: unknown,
+    callback: MessageHandler,
+    isEventHandler = false,
+    extras: Record<string, unknown> = {},
+  ): void {
     const normalized = this.normalizePattern(pattern as string);
     const group = (extras as StreamHandlerOptions).group ?? this.options.group;
     const key = `${normalized}\u0000${group}`;
@@ -118,10 +123,18 @@ export class RedisStreamsServer
       tail.next = callback;
       return;
     }
-    if (existing) throw new InvalidOptionsError(existing.isEvent !== isEventHandler
-      ? MESSAGES.mixedHandlerKinds(normalized, group)
-      : MESSAGES.duplicateMessageHandler(normalized, group));
-    this.handlerSpecs.set(key, { pattern: normalized, handler: callback, extras: extras as StreamHandlerOptions, isEvent: isEventHandler });
+    if (existing)
+      throw new InvalidOptionsError(
+        existing.isEvent !== isEventHandler
+          ? MESSAGES.mixedHandlerKinds(normalized, group)
+          : MESSAGES.duplicateMessageHandler(normalized, group),
+      );
+    this.handlerSpecs.set(key, {
+      pattern: normalized,
+      handler: callback,
+      extras: extras as StreamHandlerOptions,
+      isEvent: isEventHandler,
+    });
     if (!this.messageHandlers.has(normalized)) this.messageHandlers.set(normalized, callback);
   }
 
@@ -197,7 +210,11 @@ export class RedisStreamsServer
       this.consumers.push(consumer);
     }
     this.scheduler = new ConsumerScheduler(
-      this.options.schedulerRegistry ?? new SchedulerRegistry(), this.options, this.commands, this.events, this.logger,
+      this.options.schedulerRegistry ?? new SchedulerRegistry(),
+      this.options,
+      this.commands,
+      this.events,
+      this.logger,
     );
     this.scheduler.schedule(this.consumers);
     this._status$.next(RedisStreamsStatus.CONNECTED);
@@ -225,7 +242,9 @@ export class RedisStreamsServer
     this._status$.next(RedisStreamsStatus.DISCONNECTED);
   }
 
-  override setOnProcessingStartHook(hook: (transportId: Transport | symbol, context: unknown, done: () => Promise<unknown>) => void): void {
+  override setOnProcessingStartHook(
+    hook: (transportId: Transport | symbol, context: unknown, done: () => Promise<unknown>) => void,
+  ): void {
     this.hooksInstalled = true;
     super.setOnProcessingStartHook(hook);
   }
@@ -280,10 +299,11 @@ export class RedisStreamsServer
             return throwError(() => err);
           }
         },
-        (packet) => respond(packet).catch((err: Error) => {
-          this.logger.error(`Could not write the reply to "${replyTo}": ${err.message}`);
-          if (packet.isDisposed) resolve();
-        }),
+        (packet) =>
+          respond(packet).catch((err: Error) => {
+            this.logger.error(`Could not write the reply to "${replyTo}": ${err.message}`);
+            if (packet.isDisposed) resolve();
+          }),
       );
     });
   }

@@ -47,7 +47,7 @@ export function skipBeforeRunning(id: string, scan: ScannedEntry, at: GuardConte
       detail:
         `request ${id} of stream "${at.stream}" (group "${at.group}") read ${at.now - scan.deadline} ms after its deadline ` +
         `(${new Date(scan.deadline).toISOString()}); the caller was already told it timed out, so it was acknowledged ` +
-        'without running it. Deadlines use the client host\'s clock: keep the hosts\' clocks in sync.',
+        "without running it. Deadlines use the client host's clock: keep the hosts' clocks in sync.",
     };
   }
   return null;

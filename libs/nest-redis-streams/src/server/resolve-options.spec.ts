@@ -6,8 +6,16 @@ describe('option resolution', () => {
     const server = resolveServerOptions({ consumer: 'pod-1', concurrency: 2 });
     const handler = resolveHandlerOptions(server, { group: 'billing', concurrency: 100 }, 'orders');
     expect(handler).toEqual({
-      group: 'billing', concurrency: 100, prefetchCount: 100, startId: '0', ackMode: 'auto',
-      maxDeliveries: 5, minIdleTimeMs: 30_000, deadLetterStream: 'orders:dlq', maxHandlerMs: 300_000, orderingKey: undefined,
+      group: 'billing',
+      concurrency: 100,
+      prefetchCount: 100,
+      startId: '0',
+      ackMode: 'auto',
+      maxDeliveries: 5,
+      minIdleTimeMs: 30_000,
+      deadLetterStream: 'orders:dlq',
+      maxHandlerMs: 300_000,
+      orderingKey: undefined,
     });
   });
 

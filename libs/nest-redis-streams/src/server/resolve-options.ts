@@ -85,7 +85,6 @@ export function resolveHandlerOptions(
   return resolved;
 }
 
-
 function requirePositiveInteger(option: string, value: unknown, where: string): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
     throw new InvalidOptionsError(MESSAGES.positiveInteger(option, value, where));

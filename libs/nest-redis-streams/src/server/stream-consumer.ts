@@ -42,11 +42,17 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
   private readonly parking: FailureHandler;
   private readonly dispatcher: EntryDispatcher;
 
-  constructor(readonly subscription: StreamSubscription, private readonly rt: ConsumerRuntime) {
+  constructor(
+    readonly subscription: StreamSubscription,
+    private readonly rt: ConsumerRuntime,
+  ) {
     const { stream, options } = subscription;
     this.parking = new FailureHandler({ stream, group: options.group, consumer: rt.consumer, options }, rt);
     this.acks = new AckBatcher(
-      rt.commands, stream, options.group, rt.consumer,
+      rt.commands,
+      stream,
+      options.group,
+      rt.consumer,
       (id) => this.ackRejected(id),
       (count) => count > 0 && rt.events.emit('acked', { stream, group: options.group, count }),
       (err, ids) =>
@@ -103,7 +109,12 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
 
   async ensureGroup(): Promise<void> {
     try {
-      await this.rt.commands.nrsCreateGroup(this.stream, this.group, this.subscription.options.startId, this.rt.streamCounters ? '1' : '0');
+      await this.rt.commands.nrsCreateGroup(
+        this.stream,
+        this.group,
+        this.subscription.options.startId,
+        this.rt.streamCounters ? '1' : '0',
+      );
     } catch (err) {
       if (!isBusyGroupError(err)) throw err;
     }
@@ -206,7 +217,13 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
       `Did not ack entry ${id} of stream "${this.stream}" group "${this.group}": another consumer reclaimed it ` +
         'while this one was handling it, so the new owner acks it. Raise minIdleTimeMs or keep leaseRenewal on.',
     );
-    this.rt.events.emit('lease-lost', { stream: this.stream, group: this.group, consumer: this.consumer, id, deliveries: entry?.deliveries ?? 0 });
+    this.rt.events.emit('lease-lost', {
+      stream: this.stream,
+      group: this.group,
+      consumer: this.consumer,
+      id,
+      deliveries: entry?.deliveries ?? 0,
+    });
   }
 
   /** Manual ack from a handler's context; every call for one entry shares one answer. */
@@ -260,7 +277,16 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
           continue;
         }
         const reply = (await this.rt.reader.xreadgroup(
-          'GROUP', this.group, this.consumer, 'COUNT', room, 'BLOCK', this.rt.blockMs, 'STREAMS', this.stream, '>',
+          'GROUP',
+          this.group,
+          this.consumer,
+          'COUNT',
+          room,
+          'BLOCK',
+          this.rt.blockMs,
+          'STREAMS',
+          this.stream,
+          '>',
         )) as XReadGroupReply;
         failures = 0;
         this.lastReadAt = Date.now();

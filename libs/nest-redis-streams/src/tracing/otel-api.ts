@@ -14,7 +14,12 @@ export interface OtelApi {
   trace: {
     getTracerProvider(): { getDelegate?(): object };
     getTracer(name: string): {
-      startActiveSpan<T>(name: string, options: { kind: number; attributes?: Record<string, string | number> }, ctx: unknown, fn: (span: OtelSpan) => T): T;
+      startActiveSpan<T>(
+        name: string,
+        options: { kind: number; attributes?: Record<string, string | number> },
+        ctx: unknown,
+        fn: (span: OtelSpan) => T,
+      ): T;
     };
   };
   SpanKind: { PRODUCER: number; CONSUMER: number };

@@ -1,7 +1,12 @@
 import { type GroupBacklog, groupsAtRisk, safeFloor } from './group-backlog.js';
 
 const group = (over: Partial<GroupBacklog>): GroupBacklog => ({
-  name: 'g', pending: 0, lag: 0, lastDeliveredId: '0-0', oldestPendingId: null, ...over,
+  name: 'g',
+  pending: 0,
+  lag: 0,
+  lastDeliveredId: '0-0',
+  oldestPendingId: null,
+  ...over,
 });
 
 describe('safe floor', () => {

@@ -22,10 +22,14 @@ export interface GroupBacklog {
 /** The consumer groups of a stream with their pending and undelivered entries; [] for a missing stream. */
 export async function readGroupBacklogs(redis: Redis, stream: string): Promise<GroupBacklog[]> {
   // One round trip, so the groups and the stream's ids are read at the same moment.
-  const [[groupsErr, rowsReply], [streamErr, streamReply]] = ((await redis.pipeline()
+  const [[groupsErr, rowsReply], [streamErr, streamReply]] = ((await redis
+    .pipeline()
     .xinfo('GROUPS', stream)
     .xinfo('STREAM', stream)
-    .exec()) ?? [[new Error('no reply'), null], [new Error('no reply'), null]]) as Array<[Error | null, unknown]>;
+    .exec()) ?? [
+    [new Error('no reply'), null],
+    [new Error('no reply'), null],
+  ]) as Array<[Error | null, unknown]>;
   const failure = groupsErr ?? streamErr;
   if (failure) {
     if (/no such key/i.test(failure.message)) return [];

@@ -62,7 +62,9 @@ export class RetentionScheduler {
       else await this.trimmer.checkMaxLen(stream, retention.maxLen!);
     } catch (err) {
       const cause = (err as Error).message;
-      this.logger.warn(retention.safe ? TRIM_MESSAGES.trimFailed(stream, cause) : TRIM_MESSAGES.backlogCheckFailed(stream, cause));
+      this.logger.warn(
+        retention.safe ? TRIM_MESSAGES.trimFailed(stream, cause) : TRIM_MESSAGES.backlogCheckFailed(stream, cause),
+      );
     }
   }
 }

@@ -10,7 +10,17 @@ describe('stream ids', () => {
   });
 
   it('orders canonical ids without BigInt exactly as the BigInt comparison does', () => {
-    const ids = ['0-0', '0-1', '9-0', '10-0', '5-9', '5-10', '1700000000000-3', '999999999999-9', '18446744073709551615-18446744073709551615'];
+    const ids = [
+      '0-0',
+      '0-1',
+      '9-0',
+      '10-0',
+      '5-9',
+      '5-10',
+      '1700000000000-3',
+      '999999999999-9',
+      '18446744073709551615-18446744073709551615',
+    ];
     for (let i = 0; i < 2_000; i++) {
       const ms = String(Math.floor(Math.random() * 10 ** (1 + Math.floor(Math.random() * 13))));
       ids.push(`${ms}-${Math.floor(Math.random() * 10 ** Math.floor(Math.random() * 4))}`);

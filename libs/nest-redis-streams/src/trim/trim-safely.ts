@@ -62,7 +62,8 @@ export async function trimSafely(
   const { maxLen, minIdAgeMs } = target;
   let removed = 0;
   if (features.useAcked) {
-    if (minIdAgeMs !== undefined) removed += Number(await redis.call('XTRIM', stream, 'MINID', '~', streamIdForAge(minIdAgeMs, now), 'ACKED'));
+    if (minIdAgeMs !== undefined)
+      removed += Number(await redis.call('XTRIM', stream, 'MINID', '~', streamIdForAge(minIdAgeMs, now), 'ACKED'));
     if (maxLen !== undefined) removed += Number(await redis.call('XTRIM', stream, 'MAXLEN', '~', maxLen, 'ACKED'));
     return { stream, removed, floor: null, method: 'acked', groups: [] };
   }
