@@ -129,7 +129,7 @@ describe('partitioned streams and per-key ordering', () => {
       true,
       { orderingKey: 'k' },
     );
-    await new Promise<void>((resolve, reject) => server.listen((err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) => void server.listen((err) => (err ? reject(err) : resolve())));
     closers.push(() => server.close());
     const failed: unknown[] = [];
     server.events.on('failed', (event) => failed.push(event));
