@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
 import { pairsToObject } from '../../libs/nest-redis-streams/src/redis/replies.js';
 import { probeRedisFeatures } from '../../libs/nest-redis-streams/src/redis/redis-features.js';
-import { UnsupportedRedisError } from '../../libs/nest-redis-streams/src/redis/unsupported-redis.error.js';
+import { UnsupportedRedisError } from '../../libs/nest-redis-streams/src/redis/errors/unsupported-redis.error.js';
 import { Controller } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
 import { redisClient, startMicroservice, unique } from '../support/helpers.js';

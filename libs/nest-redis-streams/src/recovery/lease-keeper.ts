@@ -2,6 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { TransportEvents } from '../events/transport-events.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import type { RecoveryTarget } from './recovery-target.interface.js';
+import { RECOVERY_MESSAGES } from './recovery.messages.js';
 
 const IDS_PER_CALL = 1000;
 
@@ -40,7 +41,7 @@ export class LeaseKeeper {
         this.events.emit('lease-renewed', { stream, group, count: chunk.length - lost.length - trimmed.length });
       }
     } catch (err) {
-      this.logger.warn(`Lease renewal on stream "${stream}" group "${group}" failed: ${(err as Error).message}`);
+      this.logger.warn(RECOVERY_MESSAGES.leaseRenewalFailed(stream, group, (err as Error).message));
     } finally {
       this.busy = false;
     }
@@ -59,13 +60,9 @@ export class LeaseKeeper {
         continue;
       }
       entry.leaseExpired = true;
-      entry.abort(`Handler of entry ${entry.id} ran past maxHandlerMs (${maxHandlerMs} ms); its lease expired.`);
+      entry.abort(RECOVERY_MESSAGES.leaseExpired(entry.id, maxHandlerMs));
       const { stream, group, consumer } = this.consumer;
-      this.logger.error(
-        `Handler of entry ${entry.id} of stream "${stream}" (group "${group}") has run ${runningMs} ms, past ` +
-          `maxHandlerMs ${maxHandlerMs}: taken for hung. Its lease is no longer renewed and its abort signal fired; ` +
-          'another consumer may reclaim the entry once it is idle past minIdleTimeMs. Raise maxHandlerMs if the handler is only slow.',
-      );
+      this.logger.error(RECOVERY_MESSAGES.handlerHung(entry.id, stream, group, runningMs, maxHandlerMs));
       this.events.emit('lease-expired', {
         stream,
         group,

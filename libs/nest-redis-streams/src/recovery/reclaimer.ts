@@ -3,6 +3,7 @@ import type { TransportEvents } from '../events/transport-events.js';
 import type { XAutoClaimReply } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import type { RecoveryTarget } from './recovery-target.interface.js';
+import { RECOVERY_MESSAGES } from './recovery.messages.js';
 import { auditTrimLoss } from './trim-audit.js';
 
 /**
@@ -40,9 +41,7 @@ export class Reclaimer {
       await auditTrimLoss(this.consumer, this.redis, this.events, this.logger);
       return claimed;
     } catch (err) {
-      this.logger.error(
-        `Reclaim of stream "${this.consumer.stream}" group "${this.consumer.group}" failed: ${(err as Error).message}`,
-      );
+      this.logger.error(RECOVERY_MESSAGES.reclaimFailed(this.consumer.stream, this.consumer.group, (err as Error).message));
       return 0;
     }
   }
@@ -68,17 +67,13 @@ export class Reclaimer {
       cursor = next;
       if (deleted.length > 0) {
         // Redis ≥ 7 already dropped these from the PEL: the payload was trimmed while pending.
-        this.logger.error(
-          `${deleted.length} pending entries of stream "${stream}" group "${group}" had been trimmed away ` +
-            `before anyone acked them (${deleted.slice(0, 5).join(', ')}${deleted.length > 5 ? ', ...' : ''}); ` +
-            'writing tombstones to the dead-letter stream. Use safe trimming to prevent this.',
-        );
+        this.logger.error(RECOVERY_MESSAGES.trimmedWhilePending(stream, group, deleted));
         await this.consumer.tombstone(deleted);
       }
       claimed += await this.consumer.acceptClaimed(entries);
     } while (cursor !== '0-0');
     if (claimed > 0) {
-      this.logger.warn(`Reclaimed ${claimed} idle entries of stream "${stream}" group "${group}".`);
+      this.logger.warn(RECOVERY_MESSAGES.reclaimed(claimed, stream, group));
       this.events.emit('reclaimed', { stream, group, consumer, count: claimed });
     }
     return claimed;

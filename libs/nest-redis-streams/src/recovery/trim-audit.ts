@@ -5,6 +5,7 @@ import type { ScriptedRedis } from '../redis/scripts.js';
 import { hasHashTag, slotOf } from '../redis/slots.js';
 import type { RecoveryTarget } from './recovery-target.interface.js';
 import { DeadLetterReason } from './dead-letter-record.js';
+import { RECOVERY_MESSAGES } from './recovery.messages.js';
 
 /** Suffix of the hash remembering which losses of a stream were reported, per group. */
 const AUDIT_SUFFIX = ':trim-audit';
@@ -62,16 +63,11 @@ export async function auditTrimLoss(
     // advance it, so after a failover) is set right, so lag is exact again.
     const repaired = await redis.nrsRepairEntriesRead(stream, group);
     if (repaired > 0) {
-      logger.warn(
-        `Group "${group}" of stream "${stream}" had a stale entries-read counter (off by ${repaired}, e.g. after a failover); set right.`,
-      );
+      logger.warn(RECOVERY_MESSAGES.staleEntriesRead(group, stream, repaired));
     }
     if (!found) return 0;
     const [count, deadLetterId] = found;
-    logger.error(
-      `${count} entries of stream "${stream}" were trimmed away before group "${group}" read them: data lost ` +
-        `before any consumer saw it. Tombstone ${deadLetterId} in "${dlq}". Trim with safe retention, or raise MAXLEN above the backlog.`,
-    );
+    logger.error(RECOVERY_MESSAGES.trimmedUndelivered(count, stream, group, deadLetterId, dlq));
     events.emit('dead-lettered', {
       stream,
       group,
@@ -85,7 +81,7 @@ export async function auditTrimLoss(
     });
     return count;
   } catch (err) {
-    logger.warn(`Trim audit of stream "${stream}" group "${group}" failed: ${(err as Error).message}`);
+    logger.warn(RECOVERY_MESSAGES.trimAuditFailed(stream, group, (err as Error).message));
     return 0;
   }
 }

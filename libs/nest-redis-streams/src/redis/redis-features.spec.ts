@@ -1,4 +1,4 @@
-import { UnsupportedRedisError } from './unsupported-redis.error.js';
+import { UnsupportedRedisError } from './errors/unsupported-redis.error.js';
 import { MIN_REDIS_VERSION, decideRedisFeatures, parseRedisVersion } from './redis-features.js';
 
 describe('decideRedisFeatures', () => {

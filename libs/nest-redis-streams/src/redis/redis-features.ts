@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { UnsupportedRedisError } from './unsupported-redis.error.js';
+import { UnsupportedRedisError } from './errors/unsupported-redis.error.js';
 
 /** What the connected Redis offers to the transport, found once when it starts listening. */
 export interface RedisFeatures {

@@ -11,6 +11,7 @@ import { type Skip, skipBeforeRunning } from './request-guard.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import type { SettleOutcome, SlotOwner } from './slot-owner.interface.js';
 import type { StreamSubscription } from './stream-subscription.js';
+import { SERVER_MESSAGES } from './server.messages.js';
 
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   value instanceof Promise ||
@@ -104,12 +105,11 @@ export class EntryDispatcher {
   private skip(entry: HeldEntry, skip: Skip): void {
     const { stream } = this.owner;
     try {
-      if (skip.reason === 'other-group')
-        this.rt.logger.debug(`Entry ${entry.id} of stream "${stream}": ${skip.detail}; acknowledged unhandled.`);
+      if (skip.reason === 'other-group') this.rt.logger.debug(SERVER_MESSAGES.skippedOtherGroup(entry.id, stream, skip.detail));
       else this.rt.logger.warn(skip.detail);
       this.rt.events.emit('skipped', { ...this.owner.ref(entry), reason: skip.reason, detail: skip.detail });
     } catch (err) {
-      logSafely(this.rt, `A "skipped" event listener threw for entry ${entry.id}: ${(err as Error)?.stack ?? err}`);
+      logSafely(this.rt, SERVER_MESSAGES.listenerThrew('skipped', entry.id, (err as Error)?.stack ?? err));
     }
     if (!entry.lost) this.acks.add(entry.id);
     this.owner.settled(entry, entry.lost ? 'lost' : 'skipped');
@@ -119,10 +119,7 @@ export class EntryDispatcher {
   private refuse(entry: HeldEntry): Promise<SettleOutcome> | null {
     const { maxDeliveries } = this.subscription.options;
     if (entry.deliveries <= maxDeliveries) return null;
-    const error = new Error(
-      `Delivered ${entry.deliveries} times (maxDeliveries ${maxDeliveries}) without being acknowledged; ` +
-        'the consumer may have crashed or hung while handling it.',
-    );
+    const error = new Error(SERVER_MESSAGES.deliveredTooOften(entry.deliveries, maxDeliveries));
     return this.parking.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
   }
 
@@ -197,7 +194,7 @@ export class EntryDispatcher {
       this.rt.events.emit('handled', { ...this.owner.ref(entry), durationMs, endToEndMs, ok });
     } catch (err) {
       // A listener's bug must not keep the entry from being acked or retried.
-      logSafely(this.rt, `A "handled" event listener threw for entry ${entry.id}: ${(err as Error)?.stack ?? err}`);
+      logSafely(this.rt, SERVER_MESSAGES.listenerThrew('handled', entry.id, (err as Error)?.stack ?? err));
     }
   }
 }

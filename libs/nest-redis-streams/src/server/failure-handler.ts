@@ -7,6 +7,7 @@ import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import type { HeldEntry } from './held-entry.js';
 import type { SettleOutcome } from './slot-owner.interface.js';
 import type { ResolvedHandlerOptions } from './stream-subscription.js';
+import { SERVER_MESSAGES } from './server.messages.js';
 
 /** The stream, group and consumer whose entries a FailureHandler settles: plain values. */
 export interface FailureScope {
@@ -40,15 +41,11 @@ export class FailureHandler {
       // The handler acknowledged the entry itself (manual ack) and failed afterwards: its ack
       // stands. A retry or a dead letter would run acknowledged work again (a re-drive would
       // duplicate it), and parking would race the ack and report a reclaim that never happened.
-      this.rt.logger.error(
-        `Handler failed after it acknowledged entry ${entry.id} of stream "${stream}" (group "${group}"): ` +
-          `${message}. The ack stands: the entry is neither retried nor dead-lettered.`,
-      );
+      this.rt.logger.error(SERVER_MESSAGES.failedAfterAck(entry.id, stream, group, message));
       return 'acked';
     }
     this.rt.logger.error(
-      `Handler failed for entry ${entry.id} of stream "${stream}" (group "${group}", consumer ` +
-        `"${consumer}", delivery ${entry.deliveries}/${maxDeliveries}): ${message}`,
+      SERVER_MESSAGES.handlerFailed(entry.id, stream, group, consumer, entry.deliveries, maxDeliveries, message),
     );
     this.rt.events.emit('failed', { ...this.ref(entry), error });
     if (entry.lost) return 'lost';
@@ -73,7 +70,7 @@ export class FailureHandler {
       if (trimmed.length > 0) return this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
       return lost.length > 0 ? 'lost' : 'retry-scheduled';
     } catch (err) {
-      this.rt.logger.warn(`Could not schedule the retry of entry ${entry.id}: ${(err as Error).message}`);
+      this.rt.logger.warn(SERVER_MESSAGES.retryNotScheduled(entry.id, (err as Error).message));
       return 'left-pending';
     }
   }
@@ -98,16 +95,12 @@ export class FailureHandler {
         ...escapedOriginalFields(entry.fields),
       );
       if (deadLetterId === null) return 'lost';
-      this.rt.logger.warn(
-        `Entry ${entry.id} of stream "${stream}" (group "${group}") moved to "${dlq}" as ${deadLetterId}: ${reason}` +
-          (error === undefined ? '.' : ` (${describeError(error).message})`),
-      );
+      const cause = error === undefined ? undefined : describeError(error).message;
+      this.rt.logger.warn(SERVER_MESSAGES.deadLettered(entry.id, stream, group, dlq, deadLetterId, reason, cause));
       this.rt.events.emit('dead-lettered', { ...this.ref(entry), reason, deadLetterStream: dlq, deadLetterId, count: 1 });
       return 'parked';
     } catch (err) {
-      this.rt.logger.error(
-        `Could not dead-letter entry ${entry.id} of stream "${stream}" (${(err as Error).message}); it stays pending.`,
-      );
+      this.rt.logger.error(SERVER_MESSAGES.deadLetterFailed(entry.id, stream, (err as Error).message));
       return 'left-pending';
     }
   }
@@ -132,7 +125,7 @@ export class FailureHandler {
         if (gone.has(entry.id)) await this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, undefined, false);
       }
     } catch (err) {
-      this.rt.logger.warn(`Could not hand back ${entries.length} unfinished entries: ${(err as Error).message}`);
+      this.rt.logger.warn(SERVER_MESSAGES.releaseFailed(entries.length, (err as Error).message));
     }
   }
 

@@ -24,6 +24,7 @@ import { type ResolvedServerOptions, resolveHandlerOptions, resolveServerOptions
 import { partitionStreams } from './partitions.js';
 import { StreamConsumer } from './stream-consumer.js';
 import type { StreamSubscription } from './stream-subscription.js';
+import { SERVER_MESSAGES } from './server.messages.js';
 
 /** Upper bound of reply entries kept in a client's reply stream. */
 const REPLY_STREAM_MAXLEN = 10_000;
@@ -218,10 +219,8 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     );
     this.scheduler.schedule(this.consumers);
     this._status$.next(RedisStreamsStatus.CONNECTED);
-    this.logger.log(
-      `Consuming ${subscriptions.map((s) => `"${s.stream}" (group "${s.options.group}")`).join(', ') || 'no streams'} ` +
-        `as consumer "${this.options.consumer}".`,
-    );
+    const streams = subscriptions.map((s) => ({ stream: s.stream, group: s.options.group }));
+    this.logger.log(SERVER_MESSAGES.consuming(streams, this.options.consumer));
   }
 
   /**
@@ -301,7 +300,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
         },
         (packet) =>
           respond(packet).catch((err: Error) => {
-            this.logger.error(`Could not write the reply to "${replyTo}": ${err.message}`);
+            this.logger.error(SERVER_MESSAGES.replyWriteFailed(replyTo, err.message));
             if (packet.isDisposed) resolve();
           }),
       );

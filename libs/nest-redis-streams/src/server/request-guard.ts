@@ -1,5 +1,6 @@
 import type { ScannedEntry } from '../codec/envelope.js';
 import type { SkipReason } from '../events/transport-events.js';
+import { SERVER_MESSAGES } from './server.messages.js';
 
 /** Why an entry is acknowledged without running its handler, in words for the log. */
 export interface Skip {
@@ -30,24 +31,18 @@ export interface GuardContext {
  */
 export function skipBeforeRunning(id: string, scan: ScannedEntry, at: GuardContext): Skip | null {
   if (scan.targetGroup !== undefined && scan.targetGroup !== at.group) {
-    return { reason: 'other-group', detail: `re-driven to group "${scan.targetGroup}", not "${at.group}"` };
+    return { reason: 'other-group', detail: SERVER_MESSAGES.redrivenToOtherGroup(scan.targetGroup, at.group) };
   }
   if (at.kind === 'message' && scan.replyTo !== undefined && !scan.replyTo.startsWith(at.replyStreamPrefix)) {
     return {
       reason: 'reply-to-refused',
-      detail:
-        `request ${id} of stream "${at.stream}" names reply stream "${scan.replyTo}", outside the reply prefix ` +
-        `"${at.replyStreamPrefix}"; refused without running it. If a genuine client sent it, give the server ` +
-        `replyStreamPrefix the client's keyPrefix + "nrs:replies:".`,
+      detail: SERVER_MESSAGES.replyToRefused(id, at.stream, scan.replyTo, at.replyStreamPrefix),
     };
   }
   if (scan.deadline !== undefined && at.now > scan.deadline) {
     return {
       reason: 'request-expired',
-      detail:
-        `request ${id} of stream "${at.stream}" (group "${at.group}") read ${at.now - scan.deadline} ms after its deadline ` +
-        `(${new Date(scan.deadline).toISOString()}); the caller was already told it timed out, so it was acknowledged ` +
-        "without running it. Deadlines use the client host's clock: keep the hosts' clocks in sync.",
+      detail: SERVER_MESSAGES.requestExpired(id, at.stream, at.group, at.now - scan.deadline, scan.deadline),
     };
   }
   return null;

@@ -11,6 +11,7 @@ import { HeldEntry } from './held-entry.js';
 import type { RecoveryTarget } from '../recovery/recovery-target.interface.js';
 import type { SettleOutcome, SlotOwner } from './slot-owner.interface.js';
 import type { StreamSubscription } from './stream-subscription.js';
+import { SERVER_MESSAGES } from './server.messages.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -55,11 +56,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
       rt.consumer,
       (id) => this.ackRejected(id),
       (count) => count > 0 && rt.events.emit('acked', { stream, group: options.group, count }),
-      (err, ids) =>
-        rt.logger.error(
-          `Ack of ${ids.length} entries of stream "${stream}" group "${options.group}" failed: ${err.message}. ` +
-            'They stay pending and will be delivered again.',
-        ),
+      (err, ids) => rt.logger.error(SERVER_MESSAGES.ackFailed(ids.length, stream, options.group, err.message)),
     );
     this.dispatcher = new EntryDispatcher(this, subscription, rt, this.acks, this.parking);
   }
@@ -187,10 +184,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
     const entry = this.held.get(id);
     if (!entry || entry.lost || entry.acked) return;
     entry.markLost();
-    this.rt.logger.warn(
-      `Lost entry ${id} of stream "${this.stream}" group "${this.group}" to another consumer; ` +
-        'this consumer will not ack or park it. Raise minIdleTimeMs if handlers are slower than it.',
-    );
+    this.rt.logger.warn(SERVER_MESSAGES.leaseLost(id, this.stream, this.group));
     this.rt.events.emit('lease-lost', this.ref(entry));
   }
 
@@ -203,20 +197,14 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
     const entry = this.held.get(id);
     if (!entry || entry.trimmed) return;
     entry.trimmed = true;
-    this.rt.logger.error(
-      `Entry ${id} of stream "${this.stream}" was trimmed away while group "${this.group}" still had it pending. ` +
-        'Trim with the safe trimmer (never below the oldest pending entry) to prevent this.',
-    );
+    this.rt.logger.error(SERVER_MESSAGES.trimmedWhilePending(id, this.stream, this.group));
   }
 
   /** The ack script found the entry owned by another consumer: it was not acked from here. */
   private ackRejected(id: string): void {
     const entry = this.held.get(id);
     entry?.markLost();
-    this.rt.logger.warn(
-      `Did not ack entry ${id} of stream "${this.stream}" group "${this.group}": another consumer reclaimed it ` +
-        'while this one was handling it, so the new owner acks it. Raise minIdleTimeMs or keep leaseRenewal on.',
-    );
+    this.rt.logger.warn(SERVER_MESSAGES.ackRejected(id, this.stream, this.group));
     this.rt.events.emit('lease-lost', {
       stream: this.stream,
       group: this.group,
@@ -304,10 +292,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
 
   private async recoverFromReadError(err: Error, failures: number, startId: string): Promise<void> {
     if (isNoGroupError(err)) {
-      this.rt.logger.warn(
-        `Stream "${this.stream}" or its group "${this.group}" disappeared (${err.message}); ` +
-          `re-creating the group at "${startId}" with MKSTREAM and reading on.`,
-      );
+      this.rt.logger.warn(SERVER_MESSAGES.groupDisappeared(this.stream, this.group, err.message, startId));
       try {
         await this.ensureGroup();
         return;
@@ -316,9 +301,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
       }
     }
     const delay = Math.min(100 * 2 ** Math.min(failures - 1, 6), 5_000);
-    this.rt.logger.error(
-      `Reading stream "${this.stream}" group "${this.group}" failed (${err.message}); retrying in ${delay} ms.`,
-    );
+    this.rt.logger.error(SERVER_MESSAGES.readFailed(this.stream, this.group, err.message, delay));
     await sleep(delay);
   }
 
@@ -381,7 +364,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
   }
 
   settledUnexpectedly(entry: HeldEntry, err: unknown): void {
-    logSafely(this.rt, `Unexpected failure settling entry ${entry.id} of "${this.stream}": ${(err as Error)?.stack ?? err}`);
+    logSafely(this.rt, SERVER_MESSAGES.settleFailed(entry.id, this.stream, (err as Error)?.stack ?? err));
     this.settled(entry, 'left-pending');
   }
 
