@@ -20,13 +20,12 @@ if (process.argv.length <= 2) {
   const checked = spawnSync(process.execPath, ['scripts/check-code.mjs'], { stdio: 'inherit' });
   if (checked.status !== 0) process.exit(checked.status ?? 1);
 }
-// Recovery tests and the demo test run separate processes from compiled JavaScript.
+// Recovery tests and the demo test run separate processes from compiled JavaScript; the package
+// test installs the library's tarball, both module formats.
+const library = spawnSync(process.execPath, ['scripts/build-lib.mjs'], { stdio: 'inherit' });
+if (library.status !== 0) process.exit(library.status ?? 1);
 const tsc = 'node_modules/typescript/bin/tsc';
-for (const project of [
-  'libs/nest-redis-streams/tsconfig.build.json',
-  'apps/orders-demo/tsconfig.app.json',
-  'test/workers/tsconfig.json',
-]) {
+for (const project of ['apps/orders-demo/tsconfig.app.json', 'test/workers/tsconfig.json']) {
   const built = spawnSync(process.execPath, [tsc, '-p', project], { stdio: 'inherit' });
   if (built.status !== 0) process.exit(built.status ?? 1);
 }
