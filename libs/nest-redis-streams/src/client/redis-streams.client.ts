@@ -29,7 +29,10 @@ import { ReplyReader } from './reply-reader.js';
 import { type ResolvedClientOptions, resolveClientOptions } from './resolve-client-options.js';
 import { StreamRecord, envelopeOf } from './stream-record.js';
 import { explainWriteError } from './write-errors.js';
+import type { ClientWriteObserver } from './write-observer.interface.js';
 import { XaddBatcher } from './xadd-batcher.js';
+
+export type { ClientWriteObserver } from './write-observer.interface.js';
 
 type Listener = (...args: unknown[]) => void;
 
@@ -55,6 +58,9 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
   /** Streams known to have a consumer group, so requests to them can be answered. */
   private readonly readStreams = new Set<string>();
   private nextPartition = 0;
+  private observer: ClientWriteObserver | null = null;
+  /** Streams whose retention the observer was told of (empty while nobody observes). */
+  private readonly retentionReported = new Set<string>();
   private commands: Redis | null = null;
   private batcher: XaddBatcher | null = null;
   private connecting: Promise<Redis> | null = null;
@@ -106,6 +112,16 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
   /** Runs the periodic retention work (safe trims, backlog checks) of every stream written so far, now. */
   runRetentionNow(): Promise<void> {
     return this.retention.runNow();
+  }
+
+  /**
+   * Tells `observer` each XADD's duration and each stream's retention (used by
+   * `RedisStreamsMetrics.attachClient`); null stops. One observer at a time: a new one replaces
+   * the last, and hears every stream's retention again on its next write.
+   */
+  observeWrites(observer: ClientWriteObserver | null): void {
+    this.observer = observer;
+    this.retentionReported.clear();
   }
 
   /** Connects (once; concurrent calls share it) and resolves with the command connection. */
@@ -215,6 +231,10 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
       if (!this.batcher) throw new ClientClosedError(CLIENT_MESSAGES.closing);
       const id = await this.batcher.add(stream, [...xaddTrimArgs(retention), '*', ...fields]);
       this.retention.watch(stream, retention);
+      if (this.observer && retention && !this.retentionReported.has(stream)) {
+        this.retentionReported.add(stream);
+        this.observer.retentionOf(stream, retention);
+      }
       return id;
     } catch (err) {
       throw explainWriteError(err, this.writeContext(stream));
@@ -248,7 +268,7 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
     const commands = await this.openConnection('commands', { maxRetriesPerRequest: this.options.maxRetriesPerRequest });
     watchStatus(commands, this._status$);
     this.commands = commands;
-    this.batcher = new XaddBatcher(commands, this.options.offlineTimeoutMs);
+    this.batcher = new XaddBatcher(commands, this.options.offlineTimeoutMs, () => this.observer);
     this._status$.next(RedisStreamsStatus.CONNECTED);
     return commands;
   }

@@ -48,6 +48,14 @@ export interface StreamStatsTarget {
   deadLetterStream: string;
 }
 
+/** `StreamStats` plus the stream's length, which metrics export and health does not judge. */
+export interface SampledStreamStats {
+  /** The group's figures, or why they could not be read. */
+  stats: StreamStats | Error;
+  /** Entries in the stream (XINFO STREAM `length`); null when the stream could not be read. */
+  streamLength: number | null;
+}
+
 /** Commands queued per target; the replies are read back in the same order. */
 const COMMANDS_PER_TARGET = 5;
 
@@ -84,6 +92,15 @@ export async function collectStreamStatsBatch(
   targets: readonly StreamStatsTarget[],
   idleSampleSize: number = HEALTH_DEFAULTS.idleSampleSize,
 ): Promise<Array<StreamStats | Error>> {
+  return (await sampleStreamStatsBatch(redis, targets, idleSampleSize)).map(({ stats }) => stats);
+}
+
+/** `collectStreamStatsBatch` that also returns each stream's length (from the same XINFO STREAM). */
+export async function sampleStreamStatsBatch(
+  redis: Redis,
+  targets: readonly StreamStatsTarget[],
+  idleSampleSize: number = HEALTH_DEFAULTS.idleSampleSize,
+): Promise<SampledStreamStats[]> {
   if (targets.length === 0) return [];
   // A cluster pipeline must stay within one slot: one pipeline per target there, all in parallel.
   const batches = isCluster(redis) ? targets.map((t) => [t]) : [targets];
@@ -95,7 +112,7 @@ async function statsPipeline(
   redis: Redis,
   targets: readonly StreamStatsTarget[],
   idleSampleSize: number,
-): Promise<Array<StreamStats | Error>> {
+): Promise<SampledStreamStats[]> {
   const pipeline = redis.pipeline();
   for (const { stream, group, deadLetterStream } of targets) {
     pipeline.xpending(stream, group);
@@ -108,7 +125,13 @@ async function statsPipeline(
   return targets.map((target, i) => parseStats(target, replies.slice(i * COMMANDS_PER_TARGET, (i + 1) * COMMANDS_PER_TARGET)));
 }
 
-function parseStats(target: StreamStatsTarget, replies: Array<[Error | null, unknown]>): StreamStats | Error {
+function parseStats(target: StreamStatsTarget, replies: Array<[Error | null, unknown]>): SampledStreamStats {
+  const [streamError, streamInfo] = replies[COMMANDS_PER_TARGET - 1] ?? [new Error('no reply'), null];
+  const streamLength = streamError ? null : Number(pairsToObject(streamInfo as unknown[]).length);
+  return { stats: parseGroupStats(target, replies), streamLength };
+}
+
+function parseGroupStats(target: StreamStatsTarget, replies: Array<[Error | null, unknown]>): StreamStats | Error {
   const { stream, group } = target;
   if (replies.length < COMMANDS_PER_TARGET) return new Error(HEALTH_MESSAGES.statsFailed(stream, group, 'no reply'));
   const failure = replies.find(([err]) => err)?.[0];

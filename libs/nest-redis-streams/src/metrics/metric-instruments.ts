@@ -3,6 +3,7 @@ import { METRIC_DEFINITIONS } from './metrics.constants.js';
 import type { PromClient } from './prom-client.loader.js';
 
 type StreamLabel = 'stream' | 'group';
+type RetentionLabel = 'stream' | 'trim';
 type MetricKey = keyof typeof METRIC_DEFINITIONS;
 
 const STREAM_LABELS: StreamLabel[] = ['stream', 'group'];
@@ -29,6 +30,15 @@ export interface MetricInstruments {
   oldestIdle: Gauge<StreamLabel>;
   lag: Gauge<StreamLabel>;
   deadLetters: Gauge<StreamLabel>;
+  consumers: Gauge<StreamLabel>;
+  minIdleTime: Gauge<StreamLabel>;
+  readLoopAge: Gauge<StreamLabel>;
+  streamLength: Gauge<'stream'>;
+  retentionMaxEntries: Gauge<RetentionLabel>;
+  retentionMaxAge: Gauge<RetentionLabel>;
+  xaddDuration: Histogram<'stream'>;
+  redisMemoryUsed: Gauge<'node'>;
+  redisMemoryMax: Gauge<'node'>;
 }
 
 /** Where the instruments live and how the histograms bucket. */
@@ -37,6 +47,7 @@ export interface InstrumentSettings {
   prefix: string;
   handlerDurationBuckets: number[];
   endToEndLatencyBuckets: number[];
+  xaddDurationBuckets: number[];
 }
 
 /**
@@ -53,6 +64,8 @@ export function getOrCreateInstruments(client: PromClient, settings: InstrumentS
   };
   const counter = (key: MetricKey) => get(key, (base) => new client.Counter({ ...base, labelNames: STREAM_LABELS }));
   const gauge = (key: MetricKey) => get(key, (base) => new client.Gauge({ ...base, labelNames: STREAM_LABELS }));
+  const gaugeBy = <L extends string>(key: MetricKey, labelNames: L[]) =>
+    get(key, (base) => new client.Gauge<L>({ ...base, labelNames }));
   return {
     delivered: counter('delivered'),
     acked: counter('acked'),
@@ -81,5 +94,17 @@ export function getOrCreateInstruments(client: PromClient, settings: InstrumentS
     oldestIdle: gauge('oldestIdle'),
     lag: gauge('lag'),
     deadLetters: gauge('deadLetters'),
+    consumers: gauge('consumers'),
+    minIdleTime: gauge('minIdleTime'),
+    readLoopAge: gauge('readLoopAge'),
+    streamLength: gaugeBy('streamLength', ['stream']),
+    retentionMaxEntries: gaugeBy('retentionMaxEntries', ['stream', 'trim']),
+    retentionMaxAge: gaugeBy('retentionMaxAge', ['stream', 'trim']),
+    xaddDuration: get(
+      'xaddDuration',
+      (base) => new client.Histogram({ ...base, labelNames: ['stream'], buckets: settings.xaddDurationBuckets }),
+    ),
+    redisMemoryUsed: gaugeBy('redisMemoryUsed', ['node']),
+    redisMemoryMax: gaugeBy('redisMemoryMax', ['node']),
   };
 }

@@ -14,7 +14,8 @@ export interface MetricsAttachOptions {
    */
   prefix?: string;
   /**
-   * How often the gauges (pending, oldest idle, lag, dead letters) are read from Redis; 0 turns
+   * How often the gauges (pending, oldest idle, lag, dead letters, consumers, stream length, Redis
+   * memory, read-loop age) are sampled; 0 turns
    * sampling off (call `sampleNow()` yourself, e.g. before a scrape).
    * @default 15000
    */
@@ -39,4 +40,9 @@ export interface MetricsAttachOptions {
    * @default [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900]
    */
   endToEndLatencyBuckets?: number[];
+  /**
+   * Buckets of `xadd_duration_seconds` (clients, see `attachClient`).
+   * @default [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
+   */
+  xaddDurationBuckets?: number[];
 }

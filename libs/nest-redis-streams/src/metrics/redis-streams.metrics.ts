@@ -1,16 +1,20 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
+import type { RedisStreamsClient } from '../client/redis-streams.client.js';
 import type { TransportEventMap } from '../events/transport-events.js';
-import { collectServerStats } from '../health/server-stats.js';
-import type { StreamStats } from '../health/stream-stats.js';
+import { readyCommands, statsTarget } from '../health/server-stats.js';
+import { sampleStreamStatsBatch, type SampledStreamStats } from '../health/stream-stats.js';
+import { withTimeout } from '../health/with-timeout.js';
 import { isConnectionClosedError } from '../redis/errors.js';
 import type { RedisStreamsServer } from '../server/redis-streams.server.js';
 import type { StreamConsumer } from '../server/stream-consumer.js';
+import { clientWriteRecorder } from './client-recorder.js';
 import { eventRecorders } from './event-recorders.js';
 import { getOrCreateInstruments, type MetricInstruments } from './metric-instruments.js';
 import type { MetricsAttachOptions } from './metrics-options.interface.js';
 import { METRICS_DEFAULTS, METRICS_MESSAGES } from './metrics.constants.js';
 import { loadPromClient } from './prom-client.loader.js';
+import { readRedisMemory } from './redis-memory.js';
 
 /** What one attached server holds: its event subscriptions and its sampling timer. */
 interface Attachment {
@@ -21,6 +25,9 @@ interface Attachment {
   sampleTimeoutMs: number;
   sampling: Promise<void> | null;
   lastError: string | null;
+  lastMemoryError: string | null;
+  /** When each read loop was first seen without a completed read (a loop that never reads ages). */
+  firstSeen: WeakMap<StreamConsumer, number>;
 }
 
 /**
@@ -35,7 +42,11 @@ interface Attachment {
  * (entry id time → handler success).
  * Gauges sampled from Redis every `sampleIntervalMs` (the group as a whole, so aggregate across
  * instances with `max`): `pending_entries`, `oldest_pending_idle_seconds`,
- * `consumer_lag_entries` (absent while Redis cannot tell), `dead_letter_entries`.
+ * `consumer_lag_entries` (absent while Redis cannot tell), `dead_letter_entries`,
+ * `group_consumers`, `stream_length_entries` (label `stream` only), `redis_memory_used_bytes` and
+ * `redis_memory_max_bytes` (label `node`); per instance: `read_loop_last_read_age_seconds`,
+ * `min_idle_time_seconds`. From clients (`attachClient`): `xadd_duration_seconds` (label
+ * `stream`), `stream_retention_max_entries` / `stream_retention_max_age_seconds` (+ `trim`).
  *
  * ```ts
  * const metrics = new RedisStreamsMetrics().attach(server, { registry });
@@ -45,20 +56,15 @@ interface Attachment {
 export class RedisStreamsMetrics implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisStreamsMetrics.name);
   private readonly attachments = new Map<RedisStreamsServer, Attachment>();
+  private readonly clients = new Set<RedisStreamsClient>();
 
   /**
    * Records the server's transport events and starts sampling its gauges. Attaching a server
    * again replaces its earlier attachment. Throws when prom-client is not installed.
    */
   attach(server: RedisStreamsServer, options: MetricsAttachOptions = {}): this {
-    const client = loadPromClient();
+    const instruments = instrumentsFor(options);
     this.detach(server);
-    const instruments = getOrCreateInstruments(client, {
-      registry: options.registry ?? client.register,
-      prefix: options.prefix ?? METRICS_DEFAULTS.prefix,
-      handlerDurationBuckets: options.handlerDurationBuckets ?? METRICS_DEFAULTS.handlerDurationBuckets,
-      endToEndLatencyBuckets: options.endToEndLatencyBuckets ?? METRICS_DEFAULTS.endToEndLatencyBuckets,
-    });
     const recorders = eventRecorders(instruments);
     const unsubscribe = (Object.keys(recorders) as Array<keyof TransportEventMap>).map((event) => {
       const listener = this.guard(event, recorders[event] as (...args: unknown[]) => void);
@@ -73,6 +79,8 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
       sampleTimeoutMs: options.sampleTimeoutMs ?? METRICS_DEFAULTS.sampleTimeoutMs,
       sampling: null,
       lastError: null,
+      lastMemoryError: null,
+      firstSeen: new WeakMap(),
     };
     const intervalMs = options.sampleIntervalMs ?? METRICS_DEFAULTS.sampleIntervalMs;
     if (intervalMs > 0) {
@@ -82,6 +90,27 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
     }
     this.attachments.set(server, attachment);
     return this;
+  }
+
+  /**
+   * Records a client's writes: `xadd_duration_seconds` per stream, and the retention each stream
+   * is written with (`stream_retention_max_entries` / `_max_age_seconds`, set on the first write
+   * after attaching). The histogram costs one clock reading per pipeline and one observation per
+   * XADD; a client nobody attached does neither. Throws when prom-client is not installed.
+   */
+  attachClient(
+    client: RedisStreamsClient,
+    options: Pick<MetricsAttachOptions, 'registry' | 'prefix' | 'xaddDurationBuckets'> = {},
+  ): this {
+    const instruments = instrumentsFor(options);
+    client.observeWrites(clientWriteRecorder(instruments, (message) => this.logger.warn(message)));
+    this.clients.add(client);
+    return this;
+  }
+
+  /** Stops recording a client's writes. */
+  detachClient(client: RedisStreamsClient): void {
+    if (this.clients.delete(client)) client.observeWrites(null);
   }
 
   /** Stops recording and sampling one server, or every attached server. The metrics stay registered. */
@@ -96,9 +125,10 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
     }
   }
 
-  /** Detaches every server. */
+  /** Detaches every server and client. */
   close(): void {
     this.detach();
+    for (const client of [...this.clients]) this.detachClient(client);
   }
 
   /** Nest calls this at shutdown when the metrics are a provider. */
@@ -125,10 +155,22 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
 
   private async runSample(server: RedisStreamsServer, attachment: Attachment): Promise<void> {
     // Not listening yet (attach() may come before listen()), or no handlers: nothing to read.
-    if (server.getConsumers().length === 0) return;
+    const consumers = [...server.getConsumers()];
+    if (consumers.length === 0) return;
+    // From memory, not Redis: a loop that cannot read because Redis is away must still age.
+    this.setLoopGauges(attachment, consumers, Date.now());
     try {
-      const measured = await collectServerStats(server, attachment.idleSampleSize, attachment.sampleTimeoutMs);
-      for (const { consumer, stats } of measured) this.setGauges(attachment.instruments, consumer, stats);
+      const redis = readyCommands(server);
+      const { sampleTimeoutMs, idleSampleSize } = attachment;
+      const [sampled] = await Promise.all([
+        withTimeout(
+          sampleStreamStatsBatch(redis, consumers.map(statsTarget), idleSampleSize),
+          sampleTimeoutMs,
+          `Redis (figures of ${consumers.length} stream/groups)`,
+        ),
+        this.sampleMemory(redis, attachment),
+      ]);
+      consumers.forEach((consumer, i) => this.setGauges(attachment.instruments, consumer, sampled[i]));
       attachment.lastError = null;
     } catch (err) {
       if (hasEnded(server)) {
@@ -145,18 +187,59 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
     }
   }
 
-  private setGauges(m: MetricInstruments, consumer: StreamConsumer, stats: StreamStats | Error): void {
+  /** INFO memory of every node; its failure (e.g. an ACL user without +info) spares the stream gauges. */
+  private async sampleMemory(redis: Redis, attachment: Attachment): Promise<void> {
+    const { instruments: m, sampleTimeoutMs } = attachment;
+    try {
+      for (const { node, usedBytes, maxBytes } of await withTimeout(
+        readRedisMemory(redis),
+        sampleTimeoutMs,
+        'Redis INFO memory',
+      )) {
+        m.redisMemoryUsed.set({ node }, usedBytes);
+        m.redisMemoryMax.set({ node }, maxBytes);
+      }
+      attachment.lastMemoryError = null;
+    } catch (err) {
+      const message = (err as Error).message;
+      if (message !== attachment.lastMemoryError && !isConnectionClosedError(err)) {
+        this.logger.warn(METRICS_MESSAGES.memoryFailed(message));
+      }
+      attachment.lastMemoryError = message;
+    }
+  }
+
+  /** Read-loop age and the reclaim threshold: this instance's own figures. */
+  private setLoopGauges(attachment: Attachment, consumers: StreamConsumer[], now: number): void {
+    const m = attachment.instruments;
+    for (const consumer of consumers) {
+      const labels = { stream: consumer.stream, group: consumer.group };
+      m.minIdleTime.set(labels, consumer.options.minIdleTimeMs / 1_000);
+      let since = consumer.lastReadAt;
+      if (since === 0) {
+        since = attachment.firstSeen.get(consumer) ?? now;
+        attachment.firstSeen.set(consumer, since);
+      }
+      // A loop waiting for a free slot is as healthy as its handlers (liveness reasons the same way).
+      m.readLoopAge.set(labels, consumer.waitingForRoomSince === 0 ? Math.max(0, now - since) / 1_000 : 0);
+    }
+  }
+
+  private setGauges(m: MetricInstruments, consumer: StreamConsumer, { stats, streamLength }: SampledStreamStats): void {
     const labels = { stream: consumer.stream, group: consumer.group };
+    if (streamLength === null) m.streamLength.remove({ stream: consumer.stream });
+    else m.streamLength.set({ stream: consumer.stream }, streamLength);
     if (stats instanceof Error) {
       // The group is gone until the read loop re-creates it: no figure is better than a stale one.
       this.logger.debug(stats.message);
-      for (const gauge of [m.pending, m.oldestIdle, m.lag, m.deadLetters]) gauge.remove(labels);
+      for (const gauge of [m.pending, m.oldestIdle, m.lag, m.deadLetters, m.consumers]) gauge.remove(labels);
       return;
     }
     m.pending.set(labels, stats.pending);
     m.oldestIdle.set(labels, stats.oldestIdleMs / 1_000);
     // The group's own entries in the shared dead-letter stream (its length when too long to count).
     m.deadLetters.set(labels, stats.groupDeadLetters ?? stats.deadLetters);
+    m.consumers.set(labels, stats.consumers);
     if (stats.lag === null) m.lag.remove(labels);
     else m.lag.set(labels, stats.lag);
   }
@@ -171,6 +254,18 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
       }
     };
   }
+}
+
+/** The instruments in the options' registry (created there on first use). */
+function instrumentsFor(options: MetricsAttachOptions): MetricInstruments {
+  const client = loadPromClient();
+  return getOrCreateInstruments(client, {
+    registry: options.registry ?? client.register,
+    prefix: options.prefix ?? METRICS_DEFAULTS.prefix,
+    handlerDurationBuckets: options.handlerDurationBuckets ?? METRICS_DEFAULTS.handlerDurationBuckets,
+    endToEndLatencyBuckets: options.endToEndLatencyBuckets ?? METRICS_DEFAULTS.endToEndLatencyBuckets,
+    xaddDurationBuckets: options.xaddDurationBuckets ?? METRICS_DEFAULTS.xaddDurationBuckets,
+  });
 }
 
 function hasEnded(server: RedisStreamsServer): boolean {
