@@ -289,21 +289,25 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
         await this.commands!.xadd(replyTo, 'NOMKSTREAM', 'MAXLEN', '~', REPLY_STREAM_MAXLEN, '*', ...fields);
         if (packet.isDisposed) resolve();
       };
-      this.handleRequest(
-        ctx,
-        async () => {
-          try {
-            return this.transformToObservable(await sub.handler(entry.data, ctx));
-          } catch (err) {
-            return throwError(() => err);
-          }
-        },
-        (packet) =>
-          respond(packet).catch((err: Error) => {
-            this.logger.error(SERVER_MESSAGES.replyWriteFailed(replyTo, err.message));
-            if (packet.isDisposed) resolve();
-          }),
-      );
+      const produce = async () => {
+        try {
+          return this.transformToObservable(await sub.handler(entry.data, ctx));
+        } catch (err) {
+          return throwError(() => err);
+        }
+      };
+      const reply = (packet: { response?: unknown; err?: unknown; isDisposed?: boolean }) =>
+        respond(packet).catch((err: Error) => {
+          this.logger.error(SERVER_MESSAGES.replyWriteFailed(replyTo, err.message));
+          if (packet.isDisposed) resolve();
+        });
+      // Nest 12 runs requests between its processing hooks (tracing); Nest 11 has no
+      // handleRequest, and its send() alone streams the replies.
+      if (typeof (this as unknown as { handleRequest?: unknown }).handleRequest === 'function') {
+        void this.handleRequest(ctx, produce, reply);
+      } else {
+        void produce().then((response$) => this.send(response$, reply));
+      }
     });
   }
 }
