@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Ctx, EventPattern, type MessageHandler, Payload } from '@nestjs/microservices';
-import { JsonCodec, RedisStreamsContext, RedisStreamsServer, encodeEnvelope } from 'nest-redis-streams';
+import { JsonCodec, RedisStreamsContext, RedisStreamsServer, encodeEnvelope, streamPattern } from 'nest-redis-streams';
 import { pendingCount, redisUrl, startMicroservice, unique, waitFor, testContext, startRecorder } from '../support/helpers.js';
 
 describe('consuming a stream in a consumer group', () => {
@@ -66,6 +66,25 @@ describe('consuming a stream in a consumer group', () => {
     const [[pendingId]] = (await redis.xpending(stream, 'nest', '-', '+', 10)) as [[string]];
     expect(handled).toEqual(['1', '3', '4']);
     expect(pendingId).toBe(ids[1]);
+  });
+
+  it('subscribes a streamPattern() handler exactly like a plain stream name, group and context included', async () => {
+    const stream = unique('pattern-object');
+    const seen: Array<[unknown, string, string]> = [];
+    @Controller()
+    class Typed {
+      @EventPattern(streamPattern(stream), { group: 'billing' })
+      handle(@Payload() data: unknown, @Ctx() ctx: RedisStreamsContext) {
+        seen.push([data, ctx.getStream(), ctx.getGroup()]);
+      }
+    }
+    const { app } = await startMicroservice([Typed], { reclaimIntervalMs: 0 });
+    closers.push(() => app.close());
+    await redis.xadd(stream, '*', 'n', '1');
+    await waitFor(() => seen.length === 1, 'the entry');
+    expect(seen).toEqual([[{ n: '1' }, stream, 'billing']]);
+    await waitFor(async () => (await pendingCount(redis, stream, 'billing')) === 0, 'acked');
+    expect(() => streamPattern('')).toThrow('streamPattern() needs the stream\'s name as a non-empty string, got "".');
   });
 
   it('gives every entry to each of two groups on one stream', async () => {

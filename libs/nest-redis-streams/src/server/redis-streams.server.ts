@@ -23,6 +23,7 @@ import { ConsumerScheduler } from './consumer-scheduler.js';
 import { type ResolvedServerOptions, resolveHandlerOptions, resolveServerOptions } from './resolve-options.js';
 import { partitionStreams } from './partitions.js';
 import { StreamConsumer } from './stream-consumer.js';
+import { streamNameOf } from './stream-pattern.js';
 import type { StreamSubscription } from './stream-subscription.js';
 import { SERVER_MESSAGES } from './server.messages.js';
 
@@ -111,7 +112,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     isEventHandler = false,
     extras: Record<string, unknown> = {},
   ): void {
-    const normalized = this.normalizePattern(pattern as string);
+    const normalized = this.normalizePattern(streamNameOf(pattern) as string);
     const group = (extras as StreamHandlerOptions).group ?? this.options.group;
     const key = `${normalized}\u0000${group}`;
     callback.isEventHandler = isEventHandler;
