@@ -1,0 +1,3 @@
+export * from './pg.adapter.js';
+export * from './typeorm.adapter.js';
+export * from './pglite.adapter.js';

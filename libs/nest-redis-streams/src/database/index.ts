@@ -1,0 +1,4 @@
+export * from './sql-database.interface.js';
+export * from './adapters/index.js';
+export * from './migrations/index.js';
+export * from './inbox/index.js';

@@ -1,0 +1,45 @@
+import { Controller } from '@nestjs/common';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import { lastValueFrom } from 'rxjs';
+import { Inbox, RedisStreamsClient, RedisStreamsContext, StreamRecord } from 'nest-redis-streams';
+import { pendingCount, redisUrl, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
+import { pgKind, type TestDatabase, usePostgresServer } from './support/databases.js';
+
+usePostgresServer();
+
+describe('Inbox in a RedisStreamsServer handler, on PostgreSQL 15', () => {
+  const { redis, closers } = testContext();
+  let t: TestDatabase;
+  beforeEach(async () => {
+    t = await pgKind.open();
+    closers.push(() => t.close());
+    await t.query('CREATE TABLE charges (order_id text PRIMARY KEY, amount int)');
+  });
+
+  it('charges a re-published order once and acks every copy', async () => {
+    const stream = unique('inbox-orders');
+    const inbox = new Inbox(t.db);
+    const outcomes: string[] = [];
+    @Controller()
+    class Payments {
+      @EventPattern(stream, { group: 'payments' })
+      async charge(@Payload() order: { id: string; amount: number }, @Ctx() ctx: RedisStreamsContext) {
+        const outcome = await inbox.run(ctx, 'payments.charge', (tx) =>
+          t.db.executor(tx).query('INSERT INTO charges VALUES ($1, $2)', [order.id, order.amount]),
+        );
+        outcomes.push(outcome.status);
+      }
+    }
+    const { app } = await startMicroservice([Payments], {});
+    closers.push(() => app.close());
+    const client = new RedisStreamsClient({ connection: redisUrl() });
+    closers.push(() => client.close());
+    // A producer retry: the same event id written three times (three entries).
+    for (let i = 0; i < 3; i++)
+      await lastValueFrom(client.emit(stream, new StreamRecord({ id: 'o-1', amount: 50 }, { eventId: 'order-o-1' })));
+    await waitFor(() => outcomes.length === 3, 'three deliveries');
+    expect(outcomes.sort()).toEqual(['applied', 'duplicate', 'duplicate']);
+    expect(await t.query('SELECT order_id, amount FROM charges')).toEqual([{ order_id: 'o-1', amount: 50 }]);
+    await waitFor(async () => (await pendingCount(redis, stream, 'payments')) === 0, 'every copy to be acked');
+  });
+});
