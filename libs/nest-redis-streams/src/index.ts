@@ -14,3 +14,4 @@ export * from './trim/index.js';
 export * from './idempotency/index.js';
 export * from './filters/index.js';
 export * from './tracing/index.js';
+export * from './database/index.js';
