@@ -15,3 +15,4 @@ export * from './idempotency/index.js';
 export * from './filters/index.js';
 export * from './tracing/index.js';
 export * from './database/index.js';
+export * from './operations/index.js';

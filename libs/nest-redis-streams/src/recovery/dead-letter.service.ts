@@ -2,7 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { ENVELOPE } from '../constants.js';
 import { REDRIVE_DEAD_LETTER } from '../redis/lua/redrive-dead-letter.js';
 import { defaultDeadLetterStream } from './dead-letter-stream-name.js';
-import { type DeadLetterReason, splitDeadLetterBuffers, splitDeadLetterFields } from './dead-letter-record.js';
+import { DeadLetterReason, splitDeadLetterBuffers, splitDeadLetterFields } from './dead-letter-record.js';
 
 /** One parked entry as an operator sees it. */
 export interface DeadLetter {
@@ -36,6 +36,21 @@ export interface DeadLetterBytes extends Omit<DeadLetter, 'fields'> {
 export interface DeadLetterPage {
   items: DeadLetter[];
   next: string | null;
+}
+
+/** What a dead-letter stream holds, counted by reason and group (see `DeadLetterService.tally`). */
+export interface DeadLetterTally {
+  /** Records in the stream (XLEN). */
+  total: number;
+  /** Records read to count; less than `total` when the limit stopped the count. */
+  counted: number;
+  byReason: Record<string, number>;
+  byGroup: Record<string, number>;
+  /**
+   * Source entries lost to trimming, from the tombstones: one per `payload-trimmed`, `dlq:lost_count`
+   * per `trimmed-undelivered`.
+   */
+  lost: number;
 }
 
 /** Options of `DeadLetterService.redrive`. */
@@ -131,6 +146,33 @@ export class DeadLetterService {
       );
     }
     return (result as string | null) ?? null;
+  }
+
+  /**
+   * Counts the records by reason and group, and the entries lost to trimming that the tombstones
+   * report. Reads at most `limit` records (oldest first), in pages.
+   */
+  async tally(deadLetterStream: string, options: { limit?: number } = {}): Promise<DeadLetterTally> {
+    const limit = options.limit ?? 10_000;
+    // Null-prototype maps: a group named "__proto__" is data, not the object's prototype.
+    const [byReason, byGroup] = [Object.create(null) as Record<string, number>, Object.create(null) as Record<string, number>];
+    const tally: DeadLetterTally = { total: await this.count(deadLetterStream), counted: 0, byReason, byGroup, lost: 0 };
+    let start = '-';
+    while (tally.counted < limit) {
+      const entries = await this.redis.xrange(deadLetterStream, start, '+', 'COUNT', Math.min(500, limit - tally.counted));
+      for (const [, fields] of entries) {
+        const { meta } = splitDeadLetterFields(fields);
+        const reason = meta.reason ?? '';
+        byReason[reason] = (byReason[reason] ?? 0) + 1;
+        byGroup[meta.group ?? ''] = (byGroup[meta.group ?? ''] ?? 0) + 1;
+        if (reason === DeadLetterReason.PAYLOAD_TRIMMED) tally.lost += 1;
+        if (reason === DeadLetterReason.TRIMMED_UNDELIVERED) tally.lost += Number(meta.lost_count ?? 1);
+      }
+      tally.counted += entries.length;
+      if (entries.length === 0) break;
+      start = `(${entries[entries.length - 1][0]}`;
+    }
+    return tally;
   }
 
   /** Deletes a dead letter for good. Resolves false when it was not there (already discarded). */

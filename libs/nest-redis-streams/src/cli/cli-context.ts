@@ -1,0 +1,56 @@
+import { hostname, userInfo } from 'node:os';
+import type { Redis } from 'ioredis';
+import type { RedisConnectionOptions } from '../interfaces/connection-options.interface.js';
+import { connectOrExplain } from '../redis/connect.js';
+import { createRedisConnection } from '../redis/connection.factory.js';
+import { StreamOperations, type StreamOperationsOptions } from '../operations/stream-operations.js';
+import { type Parsed, stringOption } from './cli-args.js';
+import { UsageError } from './usage.error.js';
+
+/** What a command runs with: the operations service, who acts, and where output goes. */
+export interface CliContext {
+  ops: StreamOperations;
+  redis: Redis;
+  actor: string;
+  json: boolean;
+  print(text: string): void;
+}
+
+/** `--url` (comma-separated seeds with `--cluster`), else REDIS_URL, else redis://127.0.0.1:6379. */
+export function connectionFrom(parsed: Parsed, env: NodeJS.ProcessEnv): RedisConnectionOptions {
+  const url = stringOption(parsed, 'url') ?? env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  if (!/^rediss?:\/\//.test(url.split(',')[0])) {
+    throw new UsageError(`--url must be a redis:// or rediss:// URL (several, comma-separated, with --cluster), got "${url}".`);
+  }
+  if (!parsed.values.cluster) return url;
+  return {
+    cluster: url.split(',').map((seed) => {
+      const { hostname: host, port } = new URL(seed);
+      return { host, port: Number(port || 6379) };
+    }),
+    // A command-line tool fails instead of waiting for a cluster that does not answer.
+    clusterOptions: { clusterRetryStrategy: () => null },
+  };
+}
+
+/** Connects (failing fast with where Redis was expected) and builds the context. */
+export async function openContext(
+  parsed: Parsed,
+  env: NodeJS.ProcessEnv,
+  options: StreamOperationsOptions = {},
+): Promise<CliContext> {
+  const connection = connectionFrom(parsed, env);
+  const redis = createRedisConnection(connection, 'cli', { maxRetriesPerRequest: 1, retryStrategy: () => null });
+  await connectOrExplain(redis, connection);
+  const dlq = stringOption(parsed, 'dead-letter-stream');
+  const streams = dlq
+    ? options.streams?.map((s) => (typeof s === 'string' ? { stream: s, deadLetterStream: dlq } : s))
+    : options.streams;
+  return {
+    ops: new StreamOperations(redis, { ...options, streams }),
+    redis,
+    actor: stringOption(parsed, 'actor') ?? `cli:${userInfo().username}@${hostname()}`,
+    json: parsed.values.json === true,
+    print: (text) => process.stdout.write(`${text}\n`),
+  };
+}

@@ -1,0 +1,14 @@
+/** Exit codes a cron job or CI gate can tell apart. */
+export const EXIT = {
+  ok: 0,
+  /** A `status` limit (--max-lag, --max-pending...) was exceeded. */
+  checkFailed: 1,
+  /** Bad arguments: the message says which and how to fix them. */
+  usage: 2,
+  /** The action was refused (it would lose work) or its target does not exist. */
+  refused: 3,
+  /** Redis could not be reached, or failed. */
+  error: 4,
+} as const;
+
+export const BIN = 'nest-redis-streams';

@@ -1,0 +1,61 @@
+import { formatDuration } from '../../health/stats-table.js';
+import { positionals, stringOption } from '../cli-args.js';
+import { EXIT } from '../cli.constants.js';
+import { COMMON_HELP, type Command } from '../command.interface.js';
+import { formatTable, printable } from '../table.js';
+import { UsageError } from '../usage.error.js';
+
+/** `consumers`: a group's consumers, and deleting an idle one without losing what it holds. */
+export const consumersCommand: Command = {
+  name: 'consumers',
+  summary: "a group's consumers (pending, idle, what they hold); delete an idle one",
+  help: `Usage: nest-redis-streams consumers <stream> <group> [--delete <consumer> [--hand-over-to <consumer>]]
+
+Lists the group's consumers: pending entries, idle time, active or not, the first ids held.
+  --delete <name>          delete this consumer; refused while it holds pending entries
+  --hand-over-to <name>    first move the entries it holds to this consumer (delivery counts kept)
+
+${COMMON_HELP}
+
+Exit codes: 0 done, 2 bad arguments, 3 refused (it holds entries) or no such consumer/group.
+Example: nest-redis-streams consumers orders payments --delete pod-3 --hand-over-to pod-7`,
+  options: {
+    delete: { type: 'string' },
+    'hand-over-to': { type: 'string' },
+  },
+  prepare(parsed) {
+    const [stream] = positionals('consumers', parsed, ['stream', 'group']);
+    if (parsed.values['hand-over-to'] !== undefined && parsed.values.delete === undefined) {
+      throw new UsageError(
+        '--hand-over-to goes with --delete <consumer>: it says who receives the entries of the consumer being deleted.',
+      );
+    }
+    return { streams: [stream] };
+  },
+  async run(ctx, parsed) {
+    const [stream, group] = parsed.positionals;
+    const victim = stringOption(parsed, 'delete');
+    if (victim !== undefined) {
+      const heir = stringOption(parsed, 'hand-over-to');
+      const moved = heir === undefined ? null : await ctx.ops.handOver(ctx.actor, stream, group, victim, heir);
+      const result = await ctx.ops.deleteConsumer(ctx.actor, stream, group, victim);
+      if (ctx.json) ctx.print(JSON.stringify({ ...result, handedOver: moved?.moved ?? 0 }, null, 2));
+      else ctx.print(`${moved ? `handed ${moved.moved} entries to "${heir}"; ` : ''}deleted consumer "${victim}"`);
+      return EXIT.ok;
+    }
+    const consumers = await ctx.ops.consumers(stream, group);
+    if (ctx.json) {
+      ctx.print(JSON.stringify(consumers, null, 2));
+      return EXIT.ok;
+    }
+    const rows = consumers.map((c) => [
+      printable(c.name, 40),
+      String(c.pending),
+      formatDuration(c.idleMs),
+      c.active ? 'active' : 'idle',
+      c.holds.join(' ') + (c.pending > c.holds.length ? ' …' : ''),
+    ]);
+    ctx.print(formatTable(['consumer', 'pending', 'idle', 'state', 'holds'], rows, new Set([1, 2])));
+    return EXIT.ok;
+  },
+};

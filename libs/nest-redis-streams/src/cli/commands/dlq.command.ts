@@ -1,0 +1,152 @@
+import type { DeadLetter } from '../../recovery/dead-letter.service.js';
+import { parseStreamId } from '../../operations/stream-position.js';
+import { intOption, positionals, stringOption, type Parsed } from '../cli-args.js';
+import type { CliContext } from '../cli-context.js';
+import { EXIT } from '../cli.constants.js';
+import { COMMON_HELP, type Command } from '../command.interface.js';
+import { formatTable, printable } from '../table.js';
+import { UsageError } from '../usage.error.js';
+
+const ACTIONS = ['list', 'show', 'redrive', 'discard'];
+
+/** `dlq list|show|redrive|discard`: the dead-letter stream of a source stream. */
+export const dlqCommand: Command = {
+  name: 'dlq',
+  summary: 'list, show, re-drive or discard dead letters (tombstones count as losses)',
+  help: `Usage:
+  nest-redis-streams dlq list <stream> [--reason <r>] [--group <g>] [--after <id>] [--count N]
+  nest-redis-streams dlq show <stream> <id>
+  nest-redis-streams dlq redrive <stream> <id>...
+  nest-redis-streams dlq redrive <stream> --all | [--reason <r>] [--group <g>]
+  nest-redis-streams dlq discard <stream> <id>...
+
+<stream> is the source stream; its dead-letter stream is <stream>:dlq unless --dead-letter-stream.
+list prints the records and a tally by reason; tombstones (payload-trimmed, trimmed-undelivered)
+are entries lost to trimming and cannot be re-driven. redrive re-adds the original fields to the
+source stream for the group that parked them (a new id, a fresh delivery budget); with filters or
+--all it re-drives every matching record that has a payload. Every re-drive and discard is
+recorded in the audit stream.
+  --reason <r>   max-deliveries, non-retryable, undecodable, payload-trimmed, trimmed-undelivered
+  --group <g>    the group that parked it
+  --all          redrive: every record (tombstones are skipped and counted)
+
+${COMMON_HELP}
+
+Exit codes: 0 done, 2 bad arguments, 3 a record is missing or is a tombstone, 4 Redis failed.`,
+  options: {
+    reason: { type: 'string' },
+    group: { type: 'string' },
+    after: { type: 'string' },
+    count: { type: 'string' },
+    all: { type: 'boolean' },
+  },
+  prepare(parsed) {
+    const action = parsed.positionals[0];
+    if (!ACTIONS.includes(action)) {
+      throw new UsageError(
+        `"dlq" needs an action: ${ACTIONS.join(', ')}${action ? `; got "${action}"` : ''}. Run "nest-redis-streams dlq --help".`,
+      );
+    }
+    const needsIds = action === 'show' || action === 'discard' || (action === 'redrive' && !bulk(parsed));
+    const [, stream, ...ids] = positionals(
+      `dlq ${action}`,
+      parsed,
+      needsIds ? ['action', 'stream', 'id'] : ['action', 'stream'],
+      needsIds,
+    );
+    if (action === 'show' && ids.length > 1) throw new UsageError(`"dlq show" takes one id; got ${ids.length}.`);
+    if (action === 'redrive' && bulk(parsed) && ids.length > 0) {
+      throw new UsageError('"dlq redrive" takes either ids or --all/--reason/--group, not both.');
+    }
+    for (const id of ids) parseStreamId(id, 'A dead-letter id');
+    intOption(parsed, 'count', 1);
+    return { streams: [stream] };
+  },
+  async run(ctx, parsed) {
+    const [action, stream, ...ids] = parsed.positionals;
+    if (action === 'list') return list(ctx, parsed, stream);
+    if (action === 'show') return show(ctx, stream, ids[0]);
+    if (action === 'redrive' && bulk(parsed)) {
+      const filter = { reason: stringOption(parsed, 'reason'), group: stringOption(parsed, 'group') };
+      const report = await ctx.ops.redriveMatching(ctx.actor, stream, filter);
+      if (ctx.json) ctx.print(JSON.stringify(report, null, 2));
+      else {
+        for (const { id, newId } of report.redriven) ctx.print(`re-driven ${id} -> ${stream} ${newId}`);
+        ctx.print(
+          `${report.redriven.length} re-driven, ${report.tombstones} tombstones left, ${report.failed.length} failed${report.more ? ' (scan limit reached: run again)' : ''}`,
+        );
+        for (const f of report.failed) process.stderr.write(`${f.id}: ${f.error}\n`);
+      }
+      return report.failed.length > 0 ? EXIT.refused : EXIT.ok;
+    }
+    const results = [];
+    for (const id of ids) {
+      results.push(
+        action === 'redrive' ? await ctx.ops.redrive(ctx.actor, stream, id) : await ctx.ops.discard(ctx.actor, stream, id),
+      );
+    }
+    if (ctx.json) ctx.print(JSON.stringify(results, null, 2));
+    else
+      for (const r of results) ctx.print('newId' in r ? `re-driven ${r.id} -> ${stream} ${r.newId}` : `discarded ${r.discarded}`);
+    return EXIT.ok;
+  },
+};
+
+function bulk(parsed: Parsed): boolean {
+  return parsed.values.all === true || parsed.values.reason !== undefined || parsed.values.group !== undefined;
+}
+
+async function list(ctx: CliContext, parsed: Parsed, stream: string): Promise<number> {
+  const after = stringOption(parsed, 'after');
+  const filter = { reason: stringOption(parsed, 'reason'), group: stringOption(parsed, 'group') };
+  const page = await ctx.ops.listDeadLetters(stream, filter, {
+    after: after === undefined ? undefined : parseStreamId(after, '--after'),
+    count: Math.min(intOption(parsed, 'count', 1) ?? 50, 1_000),
+  });
+  const tally = await ctx.ops.tallyDeadLetters(stream);
+  if (ctx.json) {
+    ctx.print(JSON.stringify({ ...page, tally }, null, 2));
+    return EXIT.ok;
+  }
+  const rows = page.items.map((d) => [
+    d.id,
+    d.reason,
+    printable(d.group ?? '', 24),
+    String(d.deliveries),
+    d.originalId ?? '',
+    printable(d.errorClass, 20),
+    printable(d.error, 60),
+  ]);
+  ctx.print(formatTable(['id', 'reason', 'group', 'deliveries', 'original id', 'class', 'error'], rows, new Set([3])));
+  if (page.next) ctx.print(`more: --after ${page.next}`);
+  const reasons = Object.entries(tally.byReason).map(([r, n]) => `${r} ${n}`);
+  ctx.print(`total ${tally.total}${reasons.length ? ` (${reasons.join(', ')})` : ''}; lost to trimming: ${tally.lost}`);
+  return EXIT.ok;
+}
+
+async function show(ctx: CliContext, stream: string, id: string): Promise<number> {
+  const letter = await ctx.ops.deadLetter(stream, id);
+  if (!letter) {
+    process.stderr.write(`No dead letter ${id} for stream "${stream}" (already re-driven or discarded).\n`);
+    return EXIT.refused;
+  }
+  ctx.print(ctx.json ? JSON.stringify(letter, null, 2) : describe(letter));
+  return EXIT.ok;
+}
+
+function describe(d: DeadLetter): string {
+  const meta = [
+    ['id', d.id],
+    ['reason', d.reason],
+    ['stream', d.stream],
+    ['original id', d.originalId],
+    ['group', d.group],
+    ['consumer', d.consumer],
+    ['deliveries', String(d.deliveries)],
+    ['parked at', new Date(d.parkedAt).toISOString()],
+    ['error class', d.errorClass],
+    ['error', d.error],
+  ];
+  const fields = Object.entries(d.fields).map(([n, v]) => `  ${printable(n, 40)} = ${printable(v, 200)}`);
+  return [...meta.map(([k, v]) => `${k.padEnd(12)} ${printable(v ?? '', 200)}`), 'fields:', ...fields].join('\n');
+}

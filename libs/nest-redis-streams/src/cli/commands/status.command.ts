@@ -1,0 +1,71 @@
+import { formatStatsTable } from '../../health/stats-table.js';
+import type { GroupOverview } from '../../operations/overview.js';
+import { intOption } from '../cli-args.js';
+import { EXIT } from '../cli.constants.js';
+import { COMMON_HELP, type Command } from '../command.interface.js';
+
+type Gate = { option: string; figure: (g: GroupOverview) => number | null; what: string };
+
+const GATES: Gate[] = [
+  { option: 'max-lag', figure: (g) => g.lag, what: 'lag (undelivered entries)' },
+  { option: 'max-pending', figure: (g) => g.pending, what: 'pending entries' },
+  { option: 'max-idle', figure: (g) => g.oldestIdleMs, what: 'oldest pending idle (ms)' },
+  { option: 'max-dead-letters', figure: (g) => g.groupDeadLetters ?? g.deadLetters, what: 'dead letters' },
+];
+
+/** `status`: the figures table of every stream and group, with limits for cron jobs and CI gates. */
+export const statusCommand: Command = {
+  name: 'status',
+  summary: 'pending, oldest idle, lag, dead letters and consumers of every stream and group',
+  help: `Usage: nest-redis-streams status [--stream <key>]... [--max-lag N] [--max-pending N] [--max-idle MS] [--max-dead-letters N]
+
+Prints one row per stream and group. Without --stream, every stream with consumer groups is
+found with SCAN. With a limit, exits 1 when a group is over it and names the group on stderr.
+
+Limits:
+  --max-lag <n>           entries not yet delivered to a group
+  --max-pending <n>       entries delivered and not acknowledged
+  --max-idle <ms>         idle time of the oldest pending entry
+  --max-dead-letters <n>  the group's own records in the dead-letter stream
+  --stream <key>          only this stream (repeatable)
+
+${COMMON_HELP}
+
+Exit codes: 0 within limits, 1 a limit exceeded, 2 bad arguments, 4 Redis unreachable.
+Example: nest-redis-streams status --max-lag 10000 --url redis://redis:6379`,
+  options: {
+    stream: { type: 'string', multiple: true },
+    'max-lag': { type: 'string' },
+    'max-pending': { type: 'string' },
+    'max-idle': { type: 'string' },
+    'max-dead-letters': { type: 'string' },
+  },
+  prepare(parsed) {
+    for (const gate of GATES) intOption(parsed, gate.option);
+    const streams = parsed.values.stream as string[] | undefined;
+    return streams ? { streams } : {};
+  },
+  async run(ctx, parsed) {
+    const overview = await ctx.ops.overview();
+    const groups = overview.flatMap((s) => s.groups);
+    const breaches: string[] = [];
+    for (const gate of GATES) {
+      const limit = intOption(parsed, gate.option);
+      if (limit === undefined) continue;
+      for (const g of groups) {
+        const figure = gate.figure(g);
+        if (g.error) breaches.push(`Stream "${g.stream}" group "${g.group}": ${g.error}`);
+        else if (figure !== null && figure > limit)
+          breaches.push(`Stream "${g.stream}" group "${g.group}": ${gate.what} is ${figure}, above --${gate.option} ${limit}.`);
+      }
+    }
+    if (ctx.json) ctx.print(JSON.stringify({ streams: overview, breaches }, null, 2));
+    else {
+      ctx.print(formatStatsTable(groups));
+      const flagged = groups.filter((g) => g.badges.length > 0 || g.error);
+      for (const g of flagged) ctx.print(`! ${g.stream} / ${g.group}: ${g.error ?? g.badges.join(', ')}`);
+    }
+    for (const breach of [...new Set(breaches)]) process.stderr.write(`${breach}\n`);
+    return breaches.length > 0 ? EXIT.checkFailed : EXIT.ok;
+  },
+};

@@ -1,0 +1,52 @@
+import { intOption, positionals } from '../cli-args.js';
+import { EXIT } from '../cli.constants.js';
+import { COMMON_HELP, type Command } from '../command.interface.js';
+import { UsageError } from '../usage.error.js';
+
+/** `trim --safe`: trim a stream without deleting what a consumer group still needs. */
+export const trimCommand: Command = {
+  name: 'trim',
+  summary: 'trim a stream, never below what a consumer group still needs (--safe)',
+  help: `Usage: nest-redis-streams trim <stream> --safe (--max-len N | --min-age MS)
+
+Trims with trimSafely: nothing a consumer group has not acknowledged is removed (pending entries
+and entries not yet delivered stay). Plain MAXLEN trimming deletes unprocessed entries, so this
+command only trims safely and --safe must be given.
+  --max-len <n>    keep about this many of the newest entries
+  --min-age <ms>   remove entries older than this
+
+${COMMON_HELP}
+
+Example: nest-redis-streams trim orders --safe --max-len 100000`,
+  options: {
+    safe: { type: 'boolean' },
+    'max-len': { type: 'string' },
+    'min-age': { type: 'string' },
+  },
+  prepare(parsed) {
+    const [stream] = positionals('trim', parsed, ['stream']);
+    if (parsed.values.safe !== true) {
+      throw new UsageError(
+        '"trim" only trims safely (never below what a group still needs): add --safe. A plain MAXLEN trim can delete unprocessed entries.',
+      );
+    }
+    const maxLen = intOption(parsed, 'max-len', 0);
+    const minAge = intOption(parsed, 'min-age', 1);
+    if (maxLen === undefined && minAge === undefined)
+      throw new UsageError('"trim" needs --max-len <n> or --min-age <ms> (or both).');
+    return { streams: [stream] };
+  },
+  async run(ctx, parsed) {
+    const [stream] = parsed.positionals;
+    const result = await ctx.ops.trim(ctx.actor, stream, {
+      maxLen: intOption(parsed, 'max-len', 0),
+      minIdAgeMs: intOption(parsed, 'min-age', 1),
+    });
+    if (ctx.json) ctx.print(JSON.stringify(result, null, 2));
+    else
+      ctx.print(
+        `trimmed ${result.removed} entries from "${stream}" (${result.method}${result.floor ? `, floor ${result.floor}` : ''})`,
+      );
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+import { runCli } from './run-cli.js';
+
+// The `nest-redis-streams` command: see run-cli.ts. Exit codes are in cli.constants.ts.
+runCli(process.argv.slice(2), process.env).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 4;
+  },
+);

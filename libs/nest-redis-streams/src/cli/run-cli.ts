@@ -1,0 +1,67 @@
+import { OperationError } from '../operations/operation.error.js';
+import { parse } from './cli-args.js';
+import { openContext } from './cli-context.js';
+import { BIN, EXIT } from './cli.constants.js';
+import type { Command } from './command.interface.js';
+import { consumersCommand } from './commands/consumers.command.js';
+import { dlqCommand } from './commands/dlq.command.js';
+import { pendingCommand } from './commands/pending.command.js';
+import { setidCommand } from './commands/setid.command.js';
+import { statusCommand } from './commands/status.command.js';
+import { trimCommand } from './commands/trim.command.js';
+import { UsageError } from './usage.error.js';
+
+export const COMMANDS: Command[] = [statusCommand, pendingCommand, dlqCommand, setidCommand, consumersCommand, trimCommand];
+
+function overviewHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    `Usage: ${BIN} <command> [arguments] [--url redis://host:6379] [--json]`,
+    '',
+    'Operate Redis Streams consumer groups run by nest-redis-streams: see what is stuck and act on it.',
+    '',
+    'Commands:',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    `Run "${BIN} <command> --help" for a command's arguments and options.`,
+    'Exit codes: 0 ok, 1 a status limit exceeded, 2 bad arguments, 3 refused or not found, 4 Redis failed.',
+  ].join('\n');
+}
+
+/**
+ * Runs one command line and resolves with its exit code; never throws for bad input (the message
+ * goes to stderr). Writes go through `StreamOperations`, so each one is in the audit stream.
+ */
+export async function runCli(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
+    const command = COMMANDS.find((c) => c.name === rest[0]);
+    process.stdout.write(`${command ? command.help : overviewHelp()}\n`);
+    return EXIT.ok;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    process.stderr.write(
+      `Unknown command "${name}". Commands: ${COMMANDS.map((c) => c.name).join(', ')}. Run "${BIN} --help".\n`,
+    );
+    return EXIT.usage;
+  }
+  let ctx: Awaited<ReturnType<typeof openContext>> | undefined;
+  try {
+    const parsed = parse(command.name, rest, command.options);
+    if (parsed.values.help) {
+      process.stdout.write(`${command.help}\n`);
+      return EXIT.ok;
+    }
+    const options = command.prepare(parsed);
+    ctx = await openContext(parsed, env, options);
+    return await command.run(ctx, parsed);
+  } catch (err) {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    if (err instanceof UsageError) return EXIT.usage;
+    if (err instanceof OperationError) return err.kind === 'bad-request' ? EXIT.usage : EXIT.refused;
+    return EXIT.error;
+  } finally {
+    ctx?.redis.disconnect();
+  }
+}

@@ -1,0 +1,133 @@
+import type { Redis } from 'ioredis';
+import { isNoGroupError } from '../redis/errors.js';
+import type { XPendingRow } from '../redis/replies.js';
+import { OperationError } from './operation.error.js';
+import { OPERATIONS_MESSAGES } from './operations.messages.js';
+import { MAX_SEQ, idTime } from './stream-position.js';
+
+/** Field names and values in stored order (duplicates kept; a name like `__proto__` stays data). */
+export type FieldPairs = Array<[name: string, value: string]>;
+
+/** One entry of a group's PEL with its payload. */
+export interface PendingEntry {
+  id: string;
+  /** Milliseconds part of the id: when it was added. */
+  time: number;
+  consumer: string;
+  idleMs: number;
+  deliveries: number;
+  /** The entry's fields; null when the payload is gone (trimmed or deleted while pending). */
+  fields: FieldPairs | null;
+}
+
+/** A page of a PEL or of a stream; pass `next` as `after` to read on, null at the end. */
+export interface Page<T> {
+  items: T[];
+  next: string | null;
+}
+
+/** Where to read: after a cursor, inside a time range (ms, inclusive), optionally one consumer. */
+export interface RangeQuery {
+  after?: string;
+  from?: number;
+  to?: number;
+  count: number;
+}
+
+/** One stream entry, with where it is pending when a group is named. */
+export interface StreamEntry {
+  id: string;
+  time: number;
+  fields: FieldPairs | null;
+  /** The group's PEL row for it; null when not pending there (or no group was asked about). */
+  pending: { consumer: string; idleMs: number; deliveries: number } | null;
+}
+
+function bounds(query: RangeQuery): [start: string, end: string] {
+  const start = query.after ? `(${query.after}` : query.from !== undefined ? `${query.from}-0` : '-';
+  const end = query.to !== undefined ? `${query.to}-${MAX_SEQ}` : '+';
+  return [start, end];
+}
+
+function toPairs(fields: string[] | null | undefined): FieldPairs | null {
+  if (!fields) return null;
+  const pairs: FieldPairs = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) pairs.push([fields[i], fields[i + 1]]);
+  return pairs;
+}
+
+function groupMissing(err: unknown, stream: string, group: string): never {
+  if (isNoGroupError(err)) throw new OperationError('not-found', OPERATIONS_MESSAGES.noGroup(stream, group));
+  throw err;
+}
+
+/**
+ * A page of the group's pending entries, oldest id first, with their payloads: one XPENDING, then
+ * one pipeline of XRANGE id id for the page (the PEL itself holds no payload).
+ */
+export async function readPendingPage(
+  redis: Redis,
+  stream: string,
+  group: string,
+  query: RangeQuery & { consumer?: string },
+): Promise<Page<PendingEntry>> {
+  const [start, end] = bounds(query);
+  const args: Array<string | number> = [start, end, query.count];
+  if (query.consumer) args.push(query.consumer);
+  const rows = (await (redis.xpending as (...a: unknown[]) => Promise<unknown>)(stream, group, ...args).catch((err) =>
+    groupMissing(err, stream, group),
+  )) as XPendingRow[];
+  const payloads = await readPayloads(
+    redis,
+    stream,
+    rows.map(([id]) => id),
+  );
+  const items = rows.map(([id, consumer, idleMs, deliveries], i) => ({
+    id,
+    time: idTime(id),
+    consumer,
+    idleMs: Number(idleMs),
+    deliveries: Number(deliveries),
+    fields: payloads[i],
+  }));
+  return { items, next: items.length === query.count ? items[items.length - 1].id : null };
+}
+
+/** A page of the stream's entries (XRANGE), for browsing by time. */
+export async function readEntryPage(redis: Redis, stream: string, query: RangeQuery): Promise<Page<StreamEntry>> {
+  const [start, end] = bounds(query);
+  const entries = await redis.xrange(stream, start, end, 'COUNT', query.count);
+  const items = entries.map(([id, fields]) => ({ id, time: idTime(id), fields: toPairs(fields), pending: null }));
+  return { items, next: items.length === query.count ? items[items.length - 1].id : null };
+}
+
+/** One entry by id, with its PEL row in `group` when given; null when neither payload nor PEL row exists. */
+export async function readEntry(redis: Redis, stream: string, id: string, group?: string): Promise<StreamEntry | null> {
+  const pipeline = redis.pipeline().xrange(stream, id, id);
+  if (group) pipeline.xpending(stream, group, id, id, 1);
+  const [[rangeErr, range], pendingReply] = ((await pipeline.exec()) ?? []) as Array<[Error | null, unknown]>;
+  if (rangeErr) throw rangeErr;
+  if (pendingReply?.[0]) groupMissing(pendingReply[0], stream, group ?? '');
+  const [entry] = range as Array<[string, string[] | null]>;
+  const [row] = (pendingReply?.[1] ?? []) as XPendingRow[];
+  if (!entry && !row) return null;
+  return {
+    id,
+    time: idTime(id),
+    fields: toPairs(entry?.[1]),
+    pending: row ? { consumer: row[1], idleMs: Number(row[2]), deliveries: Number(row[3]) } : null,
+  };
+}
+
+/** The payloads of `ids` in one pipeline; null for an id whose entry is gone. */
+export async function readPayloads(redis: Redis, stream: string, ids: readonly string[]): Promise<Array<FieldPairs | null>> {
+  if (ids.length === 0) return [];
+  const pipeline = redis.pipeline();
+  for (const id of ids) pipeline.xrange(stream, id, id);
+  const replies = (await pipeline.exec()) ?? [];
+  return ids.map((_, i) => {
+    const [err, entries] = replies[i] ?? [new Error('no reply'), null];
+    if (err) throw err;
+    return toPairs((entries as Array<[string, string[] | null]>)[0]?.[1]);
+  });
+}

@@ -1,0 +1,19 @@
+/** Defaults of the operations layer shared by the console and the CLI. */
+export const OPERATIONS_DEFAULTS = {
+  /** Audit stream of every write made through the console or the CLI. */
+  auditStream: 'nrs:console:audit',
+  /** The audit stream keeps about this many records (`MAXLEN ~`). */
+  auditMaxLen: 10_000,
+  /** A group whose oldest pending entry is idle this long is shown as stalled. */
+  stalledAfterMs: 60_000,
+  /** A consumer idle for less than this counts as active (XGROUP SETID is refused while one is). */
+  activeConsumerMs: 30_000,
+  /** PEL and dead-letter page size. */
+  pageSize: 50,
+  /** Largest page anyone may ask for. */
+  maxPageSize: 1_000,
+  /** A dry run or a filtered re-drive reads at most this many entries (and says when it stopped). */
+  scanLimit: 10_000,
+  /** Streams found by SCAN: how many keys one SCAN call looks at. */
+  scanCount: 1_000,
+};

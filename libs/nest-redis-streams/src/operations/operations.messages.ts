@@ -1,0 +1,27 @@
+/** Messages of the operations layer: full sentences that name the value and the way out. */
+export const OPERATIONS_MESSAGES = {
+  noGroup: (stream: string, group: string) => `Stream "${stream}" has no consumer group "${group}".`,
+  noEntry: (stream: string, id: string) => `Stream "${stream}" has no entry ${id} (never written, trimmed or deleted).`,
+  notPending: (stream: string, group: string, id: string) =>
+    `Entry ${id} is not pending in group "${group}" of stream "${stream}" (already acknowledged, or never delivered).`,
+  badId: (what: string, value: string) =>
+    `${what} must be a stream id like 1700000000000-0 (or a millisecond time), got "${value}".`,
+  badTime: (value: string) =>
+    `A time must be milliseconds since the epoch or an ISO date (2024-05-01T12:00:00Z), got "${value}".`,
+  badName: (what: string, value: unknown) => `${what} must be a non-empty string, got ${JSON.stringify(value)}.`,
+  badCount: (what: string, value: unknown, max: number) =>
+    `${what} must be an integer from 1 to ${max}, got ${JSON.stringify(value)}.`,
+  activeConsumers: (stream: string, group: string, names: string[]) =>
+    `Group "${group}" of stream "${stream}" has active consumers (${names.join(', ')}): moving its cursor under them ` +
+    'races their reads. Stop them first, or force it.',
+  consumerHolds: (stream: string, group: string, consumer: string, pending: number) =>
+    `Consumer "${consumer}" of group "${group}" (stream "${stream}") holds ${pending} pending entries: deleting it would ` +
+    'drop the only record of them. Hand them to another consumer first (hand-over), then delete it.',
+  noConsumer: (stream: string, group: string, consumer: string) =>
+    `Group "${group}" of stream "${stream}" has no consumer "${consumer}".`,
+  sameConsumer: (consumer: string) => `Hand-over needs another consumer than "${consumer}" to receive the entries.`,
+  tombstone: (id: string, reason: string) =>
+    `Dead letter ${id} is a tombstone (${reason}): it has no payload to re-drive. Discard it instead.`,
+  noDeadLetter: (dlq: string, id: string) => `Dead-letter stream "${dlq}" has no entry ${id} (already re-driven or discarded).`,
+  parkedByOperator: (actor: string) => `Sent to the dead-letter stream by an operator (${actor}).`,
+};

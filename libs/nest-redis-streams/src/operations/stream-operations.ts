@@ -1,0 +1,278 @@
+import type { Redis } from 'ioredis';
+import { HEALTH_DEFAULTS } from '../health/health.constants.js';
+import { DeadLetterService, type DeadLetter, type DeadLetterTally } from '../recovery/dead-letter.service.js';
+import { isCluster } from '../redis/connection.factory.js';
+import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
+import type { TrimTarget } from '../trim/retention-options.interface.js';
+import { type SafeTrimResult, trimSafely } from '../trim/trim-safely.js';
+import { AuditLog, type AuditRecord } from './audit-log.js';
+import { type ConsumerInfo, deleteConsumer, handOver, listConsumers } from './consumers.js';
+import {
+  type DeadLetterFilter,
+  type FilteredPage,
+  type RedriveReport,
+  listDeadLetters,
+  redriveMatching,
+  redriveOne,
+} from './dead-letters.js';
+import { type Page, type PendingEntry, type StreamEntry, readEntry, readEntryPage, readPendingPage } from './entries.js';
+import { ackEntry, claimEntry, parkEntry } from './entry-actions.js';
+import { type CursorPreview, type CursorTarget, previewGroupCursor, setGroupCursor } from './group-cursor.js';
+import { OperationError } from './operation.error.js';
+import { OPERATIONS_DEFAULTS } from './operations.constants.js';
+import { type StreamOverview, type StreamSetting, readOverview } from './overview.js';
+import { scanStreams } from './stream-discovery.js';
+
+/** A stream the operator names, with what Redis cannot tell about it. */
+export interface StreamConfig {
+  stream: string;
+  /** @default `<stream>:dlq` (`{<stream>}:dlq` on a cluster) */
+  deadLetterStream?: string;
+  /** Shown beside the length: the retention its producers use. */
+  retention?: TrimTarget;
+  /** No write actions on this stream (the console answers 405). @default false */
+  readOnly?: boolean;
+}
+
+/** Options of `StreamOperations`; every figure has a default in `OPERATIONS_DEFAULTS`. */
+export interface StreamOperationsOptions {
+  /** The streams to show and act on; without it, every stream with consumer groups (SCAN). */
+  streams?: Array<string | StreamConfig>;
+  /** @default 'nrs:console:audit' */
+  auditStream?: string;
+  /** @default 10000 */
+  auditMaxLen?: number;
+  /** @default 60000 */
+  stalledAfterMs?: number;
+  /** @default 30000 */
+  activeConsumerMs?: number;
+  /** Pending rows sampled per group for the overview's oldest idle time. @default 10 */
+  idleSampleSize?: number;
+  /** @default 10000 */
+  scanLimit?: number;
+  /** How long a SCAN of the keyspace for streams is reused. @default 30000 */
+  discoveryTtlMs?: number;
+}
+
+/** A page of a range of a stream or PEL. */
+export interface RangeOptions {
+  after?: string;
+  from?: number;
+  to?: number;
+  count?: number;
+}
+
+/**
+ * The one service behind the console and the CLI: every figure and action on streams, groups,
+ * entries and dead letters, each write recorded in the audit stream with who did it and how it
+ * went. Built on the transport's own pieces (`collectStreamStatsBatch`, `DeadLetterService`,
+ * `trimSafely`, the ownership scripts), so the console never does anything the transport would
+ * not. Redis errors propagate; bad input and refused actions throw `OperationError`.
+ */
+export class StreamOperations {
+  readonly deadLetters: DeadLetterService;
+  readonly audit: AuditLog;
+  private readonly scripted: ScriptedRedis;
+  private readonly configured: Map<string, StreamSetting> | null;
+  private discovered: { at: number; streams: Promise<string[]> } | null = null;
+  private readonly o: Required<Omit<StreamOperationsOptions, 'streams'>>;
+
+  constructor(
+    private readonly redis: Redis,
+    options: StreamOperationsOptions = {},
+  ) {
+    this.o = {
+      auditStream: options.auditStream ?? OPERATIONS_DEFAULTS.auditStream,
+      auditMaxLen: options.auditMaxLen ?? OPERATIONS_DEFAULTS.auditMaxLen,
+      stalledAfterMs: options.stalledAfterMs ?? OPERATIONS_DEFAULTS.stalledAfterMs,
+      activeConsumerMs: options.activeConsumerMs ?? OPERATIONS_DEFAULTS.activeConsumerMs,
+      idleSampleSize: options.idleSampleSize ?? Math.min(10, HEALTH_DEFAULTS.idleSampleSize),
+      scanLimit: options.scanLimit ?? OPERATIONS_DEFAULTS.scanLimit,
+      discoveryTtlMs: options.discoveryTtlMs ?? 30_000,
+    };
+    this.scripted = withStreamScripts(redis);
+    this.deadLetters = new DeadLetterService(redis);
+    this.audit = new AuditLog(redis, this.o.auditStream, this.o.auditMaxLen);
+    this.configured = options.streams ? new Map(options.streams.map((s) => this.toSetting(s)).map((s) => [s.stream, s])) : null;
+  }
+
+  /** The stream's settings; refused for a stream outside the configured list. */
+  setting(stream: string): StreamSetting {
+    if (this.configured) {
+      const found = this.configured.get(stream);
+      if (!found) throw new OperationError('not-found', `Stream "${stream}" is not one of the configured streams.`);
+      return found;
+    }
+    return this.toSetting(stream);
+  }
+
+  /** The configured streams, or every stream found by SCAN (reused for `discoveryTtlMs`). */
+  async streams(): Promise<StreamSetting[]> {
+    if (this.configured) return [...this.configured.values()];
+    const now = Date.now();
+    if (!this.discovered || now - this.discovered.at > this.o.discoveryTtlMs) {
+      const streams = scanStreams(this.redis, [this.o.auditStream]);
+      this.discovered = { at: now, streams };
+      streams.catch(() => (this.discovered = null));
+    }
+    return (await this.discovered.streams).map((s) => this.toSetting(s));
+  }
+
+  /** Every stream with its groups' figures and badges; streams without groups only when configured. */
+  async overview(): Promise<StreamOverview[]> {
+    const rows = await readOverview(this.redis, await this.streams(), this.o);
+    return this.configured ? rows : rows.filter((r) => r.groups.length > 0);
+  }
+
+  pending(stream: string, group: string, range: RangeOptions & { consumer?: string } = {}): Promise<Page<PendingEntry>> {
+    this.setting(stream);
+    return readPendingPage(this.redis, stream, group, { ...range, count: range.count ?? OPERATIONS_DEFAULTS.pageSize });
+  }
+
+  entries(stream: string, range: RangeOptions = {}): Promise<Page<StreamEntry>> {
+    this.setting(stream);
+    return readEntryPage(this.redis, stream, { ...range, count: range.count ?? OPERATIONS_DEFAULTS.pageSize });
+  }
+
+  entry(stream: string, id: string, group?: string): Promise<StreamEntry | null> {
+    this.setting(stream);
+    return readEntry(this.redis, stream, id, group);
+  }
+
+  consumers(stream: string, group: string): Promise<ConsumerInfo[]> {
+    this.setting(stream);
+    return listConsumers(this.redis, stream, group, this.o.activeConsumerMs);
+  }
+
+  listDeadLetters(
+    stream: string,
+    filter: DeadLetterFilter = {},
+    page: { after?: string; count?: number } = {},
+  ): Promise<FilteredPage> {
+    const { deadLetterStream } = this.setting(stream);
+    return listDeadLetters(this.deadLetters, deadLetterStream, filter, {
+      after: page.after,
+      count: page.count ?? OPERATIONS_DEFAULTS.pageSize,
+      scanLimit: this.o.scanLimit,
+    });
+  }
+
+  deadLetter(stream: string, id: string): Promise<DeadLetter | null> {
+    return this.deadLetters.inspect(this.setting(stream).deadLetterStream, id);
+  }
+
+  tallyDeadLetters(stream: string): Promise<DeadLetterTally> {
+    return this.deadLetters.tally(this.setting(stream).deadLetterStream, { limit: this.o.scanLimit });
+  }
+
+  previewCursor(stream: string, group: string, target: CursorTarget): Promise<CursorPreview> {
+    this.setting(stream);
+    return previewGroupCursor(this.redis, stream, group, target, {
+      limit: this.o.scanLimit,
+      activeConsumerMs: this.o.activeConsumerMs,
+    });
+  }
+
+  auditTrail(count = OPERATIONS_DEFAULTS.pageSize, before?: string): Promise<{ items: AuditRecord[]; next: string | null }> {
+    return this.audit.list({ count, before });
+  }
+
+  // Writes: each one is recorded in the audit stream, failed ones too.
+
+  ack(actor: string, stream: string, group: string, id: string) {
+    return this.audited(actor, 'ack', stream, group, id, {}, () => ackEntry(this.redis, stream, group, id));
+  }
+
+  claim(actor: string, stream: string, group: string, id: string, consumer: string) {
+    return this.audited(actor, 'claim', stream, group, id, { consumer }, () =>
+      claimEntry(this.redis, stream, group, id, consumer),
+    );
+  }
+
+  park(actor: string, stream: string, group: string, id: string) {
+    return this.audited(actor, 'park', stream, group, id, {}, () =>
+      parkEntry(this.scripted, stream, group, id, this.setting(stream).deadLetterStream, actor),
+    );
+  }
+
+  redrive(actor: string, stream: string, id: string) {
+    return this.audited(actor, 'dlq.redrive', stream, '', id, {}, () =>
+      redriveOne(this.deadLetters, this.setting(stream).deadLetterStream, id),
+    );
+  }
+
+  redriveMatching(actor: string, stream: string, filter: DeadLetterFilter): Promise<RedriveReport> {
+    return this.audited(actor, 'dlq.redrive-matching', stream, filter.group ?? '', '', filter, () =>
+      redriveMatching(this.deadLetters, this.setting(stream).deadLetterStream, filter, this.o.scanLimit),
+    );
+  }
+
+  discard(actor: string, stream: string, id: string) {
+    return this.audited(actor, 'dlq.discard', stream, '', id, {}, async () => {
+      const discarded = await this.deadLetters.discard(this.setting(stream).deadLetterStream, id);
+      if (!discarded)
+        throw new OperationError(
+          'not-found',
+          `Dead-letter stream "${this.setting(stream).deadLetterStream}" has no entry ${id}.`,
+        );
+      return { discarded: id };
+    });
+  }
+
+  setCursor(actor: string, stream: string, group: string, target: CursorTarget, force = false): Promise<CursorPreview> {
+    return this.audited(actor, 'setid', stream, group, '', { ...target, force }, () =>
+      setGroupCursor(this.redis, stream, group, target, {
+        limit: this.o.scanLimit,
+        activeConsumerMs: this.o.activeConsumerMs,
+        force,
+      }),
+    );
+  }
+
+  deleteConsumer(actor: string, stream: string, group: string, consumer: string) {
+    return this.audited(actor, 'consumer.delete', stream, group, consumer, {}, () =>
+      deleteConsumer(this.scripted, stream, group, consumer),
+    );
+  }
+
+  handOver(actor: string, stream: string, group: string, from: string, to: string) {
+    return this.audited(actor, 'consumer.hand-over', stream, group, from, { to }, () =>
+      handOver(this.redis, stream, group, from, to),
+    );
+  }
+
+  trim(actor: string, stream: string, target: TrimTarget): Promise<SafeTrimResult> {
+    return this.audited(actor, 'trim', stream, '', '', target, () => trimSafely(this.redis, stream, target));
+  }
+
+  private async audited<T>(
+    actor: string,
+    action: string,
+    stream: string,
+    group: string,
+    target: string,
+    params: object,
+    run: () => Promise<T>,
+  ): Promise<T> {
+    const base = { actor, action, stream, group, target, params: JSON.stringify(params) };
+    try {
+      this.setting(stream);
+      const result = await run();
+      await this.audit.record({ ...base, ok: true, result: JSON.stringify(result) });
+      return result;
+    } catch (err) {
+      await this.audit.record({ ...base, ok: false, result: err instanceof Error ? err.message : String(err) });
+      throw err;
+    }
+  }
+
+  private toSetting(config: string | StreamConfig): StreamSetting {
+    const c = typeof config === 'string' ? { stream: config } : config;
+    return {
+      stream: c.stream,
+      deadLetterStream: c.deadLetterStream ?? DeadLetterService.streamFor(c.stream, isCluster(this.redis)),
+      retention: c.retention,
+      readOnly: c.readOnly ?? false,
+    };
+  }
+}

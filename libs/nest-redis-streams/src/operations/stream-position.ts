@@ -1,0 +1,49 @@
+import { OperationError } from './operation.error.js';
+import { OPERATIONS_MESSAGES } from './operations.messages.js';
+
+const ID = /^(\d{1,20})(?:-(\d{1,20}))?$/;
+
+/** The largest sequence number of a millisecond: `<ms>-MAX_SEQ` is the last id of that ms. */
+export const MAX_SEQ = '18446744073709551615';
+
+/** `1700000000000-3` as is, `1700000000000` as `1700000000000-0`; anything else is refused. */
+export function parseStreamId(value: string, what = 'An id'): string {
+  const match = ID.exec(String(value ?? '').trim());
+  if (!match) throw new OperationError('bad-request', OPERATIONS_MESSAGES.badId(what, String(value)));
+  return `${match[1]}-${match[2] ?? '0'}`;
+}
+
+/** Milliseconds since the epoch from digits or an ISO date. */
+export function parseTime(value: string | number): number {
+  if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return Math.floor(value);
+  const text = String(value ?? '').trim();
+  const ms = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
+  if (!Number.isFinite(ms) || ms < 0) throw new OperationError('bad-request', OPERATIONS_MESSAGES.badTime(text));
+  return ms;
+}
+
+/** The last id before time `ms`: a group cursor set there delivers every entry from `ms` on. */
+export function idBeforeTime(ms: number): string {
+  return ms <= 0 ? '0-0' : `${ms - 1}-${MAX_SEQ}`;
+}
+
+/** Ids are times: the millisecond part of an entry id. */
+export function idTime(id: string): number {
+  return Number(id.split('-')[0]);
+}
+
+/** Checks a page size from user input. */
+export function parseCount(value: unknown, fallback: number, max: number, what = 'count'): number {
+  if (value === undefined || value === null || value === '') return fallback;
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw new OperationError('bad-request', OPERATIONS_MESSAGES.badCount(what, value, max));
+  return n;
+}
+
+/** Checks a stream, group or consumer name from user input. */
+export function requireName(value: unknown, what: string): string {
+  if (typeof value !== 'string' || value.length === 0)
+    throw new OperationError('bad-request', OPERATIONS_MESSAGES.badName(what, value));
+  return value;
+}

@@ -1,0 +1,25 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The compiled command, as `npx nest-redis-streams` runs it. */
+export const CLI = join(__dirname, '../../libs/nest-redis-streams/dist/cli/main.js');
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Spawns the real binary with `args`; REDIS_URL comes from the environment unless `env` overrides it. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+  if (!existsSync(CLI)) {
+    throw new Error(`${CLI} is missing: build the library first (node scripts/build-lib.mjs, or npm test).`);
+  }
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 20_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
