@@ -1,0 +1,211 @@
+#!/usr/bin/env node
+// `npm run test:package` (run by .ci/run after `npm test`): proves the published package works in
+// the apps NestJS users have. It packs the library, installs the tarball into two fixture apps
+// (test/package/: a Nest 11 CommonJS app as `nest new --strict` makes it, with TypeScript 5,
+// ts-jest, Terminus 11 and ioredis 5; a Nest 12 ESM app with TypeScript 7, Terminus 12 and
+// ioredis 6, type-checked with skipLibCheck off and no optional peer installed), compiles each
+// with its own tsconfig, runs the CommonJS app's ts-jest spec, then on Node 20.19, 22 and 24 (binaries
+// from the registry's `node` package) starts each app against a real redis-server, sends 100
+// events through its @EventPattern handler and checks XPENDING is 0 and /health/ready answers
+// up, then degraded once the group has a dead letter. Prints a table; exits non-zero on any failure.
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const require = createRequire(import.meta.url);
+const { Redis } = require('ioredis');
+const { startRedis, ensureRedisServer } = require('./lib/redis-process.cjs');
+
+const root = resolve(import.meta.dirname, '..');
+const NODE_VERSIONS = (process.env.NRS_PACKAGE_NODE_VERSIONS ?? '20.19.0,22.23.3,24.9.0').split(',');
+const FIXTURES = ['nest11-cjs', 'nest12-esm'];
+const EVENTS = 100;
+const work = mkdtempSync(join(tmpdir(), 'nrs-package-'));
+const nodeCache = join(tmpdir(), 'nrs-node-binaries');
+const rows = [];
+let failures = 0;
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { encoding: 'utf8', ...options });
+  if (result.status !== 0) {
+    throw new Error(
+      `${[command, ...args].join(' ')} failed (exit ${result.status}):\n${result.stdout}\n${result.stderr}`.slice(0, 6000),
+    );
+  }
+  return result.stdout;
+}
+
+function step(fixture, node, what, action) {
+  const started = Date.now();
+  return Promise.resolve()
+    .then(action)
+    .then(
+      (detail) => rows.push({ fixture, node, what, result: 'ok', detail: detail ?? '', ms: Date.now() - started }),
+      (err) => {
+        failures++;
+        rows.push({
+          fixture,
+          node,
+          what,
+          result: 'FAIL',
+          detail: String(err.message ?? err).split('\n')[0],
+          ms: Date.now() - started,
+        });
+        console.error(`--- ${fixture} / ${node} / ${what}\n${err.stack ?? err}`);
+      },
+    );
+}
+
+function nodeBinary(version) {
+  const dir = join(nodeCache, version);
+  const bin = join(dir, 'node_modules', 'node', 'bin', 'node');
+  if (!existsSync(bin)) {
+    mkdirSync(dir, { recursive: true });
+    run('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', dir, `node@${version}`]);
+  }
+  return bin;
+}
+
+async function waitFor(check, what, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check().catch(() => null);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function readiness(port) {
+  const response = await fetch(`http://127.0.0.1:${port}/health/ready`);
+  return { code: response.status, body: await response.json() };
+}
+
+async function exercise(appDir, nodeBin, redisUrl, label) {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const stream = `pkg:${label}:${Date.now().toString(36)}`;
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const app = spawn(nodeBin, ['dist/main.js'], {
+    cwd: appDir,
+    env: { ...process.env, REDIS_URL: redisUrl, PORT: String(port), STREAM: stream },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  app.stdout.on('data', (d) => (output += d));
+  app.stderr.on('data', (d) => (output += d));
+  const exited = new Promise((r) => app.once('exit', (code, signal) => r({ code, signal })));
+  try {
+    await waitFor(async () => output.includes('fixture ready'), `the app to start (output: ${output.slice(-500)})`);
+    const pipeline = redis.pipeline();
+    for (let i = 0; i < EVENTS; i++) {
+      pipeline.xadd(
+        stream,
+        '*',
+        'v',
+        'nrs/1',
+        'event_id',
+        `e${i}`,
+        'data',
+        JSON.stringify({ id: `o${i}` }),
+        'published_at',
+        String(Date.now()),
+      );
+    }
+    await pipeline.exec();
+    await waitFor(async () => {
+      const [group] = (await redis.xinfo('GROUPS', stream)).map(pairs);
+      const [pending] = await redis.xpending(stream, 'billing');
+      return group && Number(group.lag) === 0 && Number(pending) === 0 && Number(group['entries-read']) === EVENTS;
+    }, `${EVENTS} events handled and acked (XPENDING 0)`);
+    const up = await readiness(port);
+    if (up.code !== 200 || up.body.details['redis-streams'].status !== 'up') throw new Error(`ready: ${JSON.stringify(up)}`);
+    await redis.xadd(
+      `${stream}:dlq`,
+      '*',
+      'dlq:reason',
+      'max-deliveries',
+      'dlq:stream',
+      stream,
+      'dlq:id',
+      '0-1',
+      'dlq:group',
+      'billing',
+    );
+    const degraded = await readiness(port);
+    const details = degraded.body.details['redis-streams'];
+    const isDegraded = details.status === 'degraded' || (details.status === 'up' && details.degraded === true);
+    if (degraded.code !== 200 || !isDegraded) throw new Error(`degraded: ${JSON.stringify(degraded)}`);
+    app.kill('SIGTERM');
+    const end = await Promise.race([exited, new Promise((r) => setTimeout(() => r(null), 15_000))]);
+    if (!end) throw new Error('the app did not end within 15 s of SIGTERM');
+    return `${EVENTS} handled, pending 0, ready ${up.body.details['redis-streams'].status} → ${details.status}${details.degraded ? ' (degraded: true)' : ''}`;
+  } catch (err) {
+    err.message += `\napp output:\n${output.slice(-2000)}`;
+    throw err;
+  } finally {
+    if (app.exitCode === null && app.signalCode === null) app.kill('SIGKILL');
+    redis.disconnect();
+  }
+}
+
+function pairs(list) {
+  const out = {};
+  for (let i = 0; i + 1 < list.length; i += 2) out[list[i]] = list[i + 1];
+  return out;
+}
+
+async function main() {
+  run(process.execPath, ['scripts/build-lib.mjs'], { cwd: root, stdio: 'inherit' });
+  const packed = run('npm', ['pack', '--silent', '--pack-destination', work], { cwd: join(root, 'libs/nest-redis-streams') })
+    .trim()
+    .split('\n')
+    .pop();
+  const tarball = join(work, packed);
+  let redisUrl = process.env.REDIS_URL;
+  let ownRedis = null;
+  if (!redisUrl) {
+    ensureRedisServer();
+    ownRedis = await startRedis({ appendonly: false });
+    redisUrl = ownRedis.url;
+  }
+  try {
+    for (const fixture of FIXTURES) {
+      const appDir = join(work, fixture);
+      cpSync(join(root, 'test/package', fixture), appDir, { recursive: true });
+      cpSync(join(root, 'test/package/app/src'), join(appDir, 'src'), { recursive: true });
+      const installed = await step(fixture, '-', 'install', () => {
+        run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], { cwd: appDir });
+        return `${readdirSync(join(appDir, 'node_modules')).length} top-level packages`;
+      });
+      void installed;
+      await step(
+        fixture,
+        '-',
+        'tsc (strict)',
+        () => run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { cwd: appDir }) || 'compiled',
+      );
+      if (fixture === 'nest11-cjs')
+        await step(
+          fixture,
+          '-',
+          'ts-jest spec',
+          () => run(process.execPath, ['node_modules/jest/bin/jest.js'], { cwd: appDir }) && 'passed',
+        );
+      for (const version of NODE_VERSIONS) {
+        await step(fixture, version, 'app', () => exercise(appDir, nodeBinary(version), redisUrl, `${fixture}-${version}`));
+      }
+    }
+  } finally {
+    await ownRedis?.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+  console.log('\n| fixture | node | step | result | detail | ms |\n| --- | --- | --- | --- | --- | --- |');
+  for (const r of rows)
+    console.log(`| ${r.fixture} | ${r.node} | ${r.what} | ${r.result} | ${r.detail.replaceAll('|', '/')} | ${r.ms} |`);
+  console.log(`\n${rows.length - failures} passed, ${failures} failed`);
+  process.exit(failures === 0 ? 0 : 1);
+}
+
+await main();

@@ -1,0 +1,12 @@
+// Runs under the fixture's own Jest setup (ts-jest for the Nest 11 CommonJS app).
+import { DLQ_FIELDS, RedisStreamsContext, RedisStreamsServer, streamPattern } from 'nest-redis-streams';
+
+describe('nest-redis-streams in this app', () => {
+  it('loads with its options checked and its public names in place', () => {
+    const server = new RedisStreamsServer({ connection: 'redis://127.0.0.1:1', concurrency: 4 });
+    expect(server.options.concurrency).toBe(4);
+    expect(typeof RedisStreamsContext).toBe('function');
+    expect(streamPattern('orders')).toEqual({ stream: 'orders' });
+    expect(DLQ_FIELDS.reason).toBe('dlq:reason');
+  });
+});
