@@ -27,6 +27,8 @@ const KEYWORDS = new Set([
  */
 export function metricNamesIn(expr: string): string[] {
   const stripped = expr
+    // Grafana's label_values(selector, label): the second argument is a label, not a metric.
+    .replace(/label_values\(([^,]*),\s*\w+\s*\)/g, '$1')
     .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`/g, ' ')
     .replace(/\$\{[^}]*\}|\$\w+/g, ' ')
     .replace(/\{[^}]*\}/g, ' ')
