@@ -2,3 +2,4 @@ export * from './sql-database.interface.js';
 export * from './adapters/index.js';
 export * from './migrations/index.js';
 export * from './inbox/index.js';
+export * from './outbox/index.js';
