@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { type ScriptedRedis, withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
 import { compareEntryIds } from '../../libs/nest-redis-streams/src/trim/stream-id.js';
+import { trimAuditFieldArgs } from '../../libs/nest-redis-streams/src/recovery/trim-audit.js';
 import { fieldsToObject, redisUrl, unique } from '../support/helpers.js';
 
 // Each Lua script run directly against the test redis-server, in the manner of BullMQ's script
@@ -214,7 +215,7 @@ describe('Lua scripts against Redis', () => {
       return { stream, dlq: `${stream}:dlq`, audit: `{${stream}}:trim-audit` };
     }
     const audit = (s: { stream: string; dlq: string; audit: string }, consumer = 'me', legacy = s.audit) =>
-      redis.nrsAuditTrimLoss(s.stream, s.dlq, s.audit, legacy, GROUP, consumer, 1_700_000_000_000);
+      redis.nrsAuditTrimLoss(s.stream, s.dlq, s.audit, legacy, GROUP, consumer, 1_700_000_000_000, ...trimAuditFieldArgs);
     const readAll = (stream: string) => redis.xreadgroup('GROUP', GROUP, 'me', 'COUNT', 100_000, 'STREAMS', stream, '>');
     const tombstones = async (dlq: string) => (await redis.xrange(dlq, '-', '+')).map(([, f]) => fieldsToObject(f));
 
@@ -275,10 +276,12 @@ describe('Lua scripts against Redis', () => {
 
     it('does nothing for a missing group or one whose entries-read Redis does not know', async () => {
       const s = await auditedStream(3);
-      expect(await redis.nrsAuditTrimLoss(s.stream, s.dlq, s.audit, s.audit, 'no-such-group', 'me', 1)).toBe(0);
+      expect(
+        await redis.nrsAuditTrimLoss(s.stream, s.dlq, s.audit, s.audit, 'no-such-group', 'me', 1, ...trimAuditFieldArgs),
+      ).toBe(0);
       await redis.xgroup('CREATE', s.stream, 'unknown', '1-1'); // an arbitrary start id: entries-read unknown
       await redis.xtrim(s.stream, 'MAXLEN', 1);
-      expect(await redis.nrsAuditTrimLoss(s.stream, s.dlq, s.audit, s.audit, 'unknown', 'me', 1)).toBe(0);
+      expect(await redis.nrsAuditTrimLoss(s.stream, s.dlq, s.audit, s.audit, 'unknown', 'me', 1, ...trimAuditFieldArgs)).toBe(0);
       expect(await redis.exists(s.dlq)).toBe(0);
     });
 

@@ -4,8 +4,25 @@ import { isCluster } from '../redis/connection.factory.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { hasHashTag, slotOf } from '../redis/slots.js';
 import type { RecoveryTarget } from './recovery-target.interface.js';
-import { DeadLetterReason } from './dead-letter-record.js';
+import { DLQ_FIELDS, DeadLetterReason } from './dead-letter-record.js';
 import { RECOVERY_MESSAGES } from './recovery.messages.js';
+
+/**
+ * The tombstone's field names and reason, in the order the audit script takes them: names live
+ * in DLQ_FIELDS, not in the script.
+ */
+export const trimAuditFieldArgs: readonly string[] = [
+  DLQ_FIELDS.reason,
+  DLQ_FIELDS.stream,
+  DLQ_FIELDS.id,
+  DLQ_FIELDS.group,
+  DLQ_FIELDS.consumer,
+  DLQ_FIELDS.deliveries,
+  DLQ_FIELDS.time,
+  DLQ_FIELDS.lostCount,
+  DLQ_FIELDS.error,
+  DeadLetterReason.TRIMMED_UNDELIVERED,
+];
 
 /** Suffix of the hash remembering which losses of a stream were reported, per group. */
 const AUDIT_SUFFIX = ':trim-audit';
@@ -57,6 +74,7 @@ export async function auditTrimLoss(
       group,
       consumer.consumer,
       Date.now(),
+      ...trimAuditFieldArgs,
     );
     // After the audit has counted this round's losses (a trim loss leaves the same gap in the
     // counters): a caught-up group whose entries-read went stale (Redis 7.0 replicas do not

@@ -63,6 +63,7 @@ export interface StreamScripts {
     group: string,
     consumer: string,
     now: number,
+    ...tombstoneFieldNamesThenReason: string[]
   ): Promise<[number, string] | 0>;
 }
 

@@ -8,7 +8,9 @@
  *         while the counters must start over
  * KEYS[4] audit hash of earlier versions (beside the dead-letter stream), read only; KEYS[3]
  *         again when there is none to read
- * ARGV[1] group, ARGV[2] consumer (named in the tombstone), ARGV[3] now (ms)
+ * ARGV[1] group, ARGV[2] consumer (named in the tombstone), ARGV[3] now (ms), ARGV[4..12] the
+ *         tombstone's field names (reason, stream, id, group, consumer, deliveries, time,
+ *         lost count, error: `trimAuditFieldArgs`), ARGV[13] its reason value
  * Returns { newly lost count, tombstone id }, or 0 when nothing new was lost or the round
  * cannot count.
  *
@@ -66,7 +68,7 @@ if lost < reported then redis.call('HSET', KEYS[3], ARGV[1], lost) end
 if lost <= reported then return 0 end
 redis.call('HSET', KEYS[3], ARGV[1], lost)
 local delta = lost - reported
-local id = redis.call('XADD', KEYS[2], '*', 'dlq:reason', 'trimmed-undelivered', 'dlq:stream', KEYS[1], 'dlq:id', '',
-  'dlq:group', ARGV[1], 'dlq:consumer', ARGV[2], 'dlq:deliveries', '0', 'dlq:time', ARGV[3], 'dlq:lost_count', delta,
-  'dlq:error', delta .. ' entries were trimmed before group ' .. ARGV[1] .. ' read them; their payload is gone.')
+local id = redis.call('XADD', KEYS[2], '*', ARGV[4], ARGV[13], ARGV[5], KEYS[1], ARGV[6], '',
+  ARGV[7], ARGV[1], ARGV[8], ARGV[2], ARGV[9], '0', ARGV[10], ARGV[3], ARGV[11], delta,
+  ARGV[12], delta .. ' entries were trimmed before group ' .. ARGV[1] .. ' read them; their payload is gone.')
 return {delta, id}`;
