@@ -19,8 +19,9 @@ describe('Outbox relay metrics and health, on PostgreSQL 15', () => {
       () => client.close(),
     );
   });
-  const metric = async (registry: Registry, name: string) =>
-    (await registry.getSingleMetric(name)!.get()).values.find((v) => !v.metricName?.endsWith('_bucket'))?.value;
+  type Sample = { value: number; metricName?: string };
+  const samples = async (registry: Registry, name: string) => (await registry.getSingleMetric(name)!.get()).values as Sample[];
+  const metric = async (registry: Registry, name: string) => (await samples(registry, name))[0]?.value;
 
   it('counts publishes and failures, times the relay lag, and reads backlog and oldest age at scrape time', async () => {
     const stream = unique('outbox-metrics');
@@ -49,7 +50,7 @@ describe('Outbox relay metrics and health, on PostgreSQL 15', () => {
     await waitFor(async () => (await metric(registry, 'redis_streams_outbox_published_total')) === 3, 'publishes counted');
     expect(await metric(registry, 'redis_streams_outbox_backlog')).toBe(0);
     expect(await metric(registry, 'redis_streams_outbox_oldest_age_seconds')).toBe(0);
-    const lag = (await registry.getSingleMetric('redis_streams_outbox_relay_lag_seconds')!.get()).values;
+    const lag = await samples(registry, 'redis_streams_outbox_relay_lag_seconds');
     expect(lag.find((v) => v.metricName === 'redis_streams_outbox_relay_lag_seconds_count')?.value).toBe(3);
     expect(lag.find((v) => v.metricName === 'redis_streams_outbox_relay_lag_seconds_sum')?.value).toBeGreaterThanOrEqual(90);
   });
