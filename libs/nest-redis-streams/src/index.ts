@@ -16,3 +16,4 @@ export * from './filters/index.js';
 export * from './tracing/index.js';
 export * from './database/index.js';
 export * from './operations/index.js';
+export * from './console/index.js';

@@ -1,0 +1,201 @@
+import { Body, Controller, Get, Inject, Query, Req, UseGuards, UseInterceptors } from '@nestjs/common';
+import { OperationError } from '../operations/operation.error.js';
+import type { FieldPairs } from '../operations/entries.js';
+import type { StreamOperations } from '../operations/stream-operations.js';
+import type { DeadLetter } from '../recovery/dead-letter.service.js';
+import { ConsoleAccessGuard, type ConsoleRequest } from './console-access.guard.js';
+import { ConsoleHeadersInterceptor } from './console-headers.interceptor.js';
+import { answer, count, cursorTarget, id, type Input, name, optionalId, optionalName, optionalTime } from './console-http.js';
+import type { RedisStreamsConsoleOptions } from './console-options.interface.js';
+import { ConsoleWrite } from './console-write.decorator.js';
+import { CONSOLE_DEFAULTS, CONSOLE_MESSAGES, CONSOLE_OPERATIONS, CONSOLE_OPTIONS } from './console.constants.js';
+import { CsrfToken } from './csrf-token.js';
+import { OverviewCache } from './overview-cache.js';
+import { Post } from './post.decorator.js';
+
+/** The console's JSON API: every view and action of the page, on the shared `StreamOperations`. */
+@Controller('api')
+@UseGuards(ConsoleAccessGuard)
+@UseInterceptors(ConsoleHeadersInterceptor)
+export class ConsoleApiController {
+  private readonly overviewCache: OverviewCache;
+
+  constructor(
+    @Inject(CONSOLE_OPERATIONS) private readonly ops: StreamOperations,
+    @Inject(CONSOLE_OPTIONS) private readonly options: RedisStreamsConsoleOptions,
+    private readonly csrf: CsrfToken,
+  ) {
+    this.overviewCache = new OverviewCache(
+      () => ops.overview(),
+      Math.max(250, (options.refreshMs ?? CONSOLE_DEFAULTS.refreshMs) / 2),
+    );
+  }
+
+  /** What the page needs to know about itself: can it write (and if not, why), its CSRF token, who it is. */
+  @Get('session')
+  session(@Req() req: ConsoleRequest) {
+    const reason = this.options.readOnly ? CONSOLE_MESSAGES.readOnly : this.options.guard ? null : CONSOLE_MESSAGES.noGuard;
+    return {
+      writable: reason === null,
+      reason,
+      readOnlyStreams: (this.options.streams ?? []).flatMap((s) => (typeof s === 'object' && s.readOnly ? [s.stream] : [])),
+      csrfHeader: CONSOLE_DEFAULTS.csrfHeader,
+      csrfToken: reason === null ? this.csrf.value : null,
+      actor: req.nrsConsoleActor ?? 'anonymous',
+      refreshMs: this.options.refreshMs ?? CONSOLE_DEFAULTS.refreshMs,
+    };
+  }
+
+  @Get('overview')
+  overview() {
+    return answer(() => this.overviewCache.get());
+  }
+
+  @Get('pending')
+  pending(@Query() q: Input) {
+    return answer(async () => {
+      const [stream, group] = [name(q, 'stream'), name(q, 'group')];
+      const page = await this.ops.pending(stream, group, {
+        after: optionalId(q, 'after'),
+        from: optionalTime(q, 'from'),
+        to: optionalTime(q, 'to'),
+        consumer: optionalName(q, 'consumer'),
+        count: count(q),
+      });
+      return { ...page, items: page.items.map((e) => ({ ...e, fields: this.redact(e.fields, stream, e.id, group) })) };
+    });
+  }
+
+  @Get('entries')
+  entries(@Query() q: Input) {
+    return answer(async () => {
+      const stream = name(q, 'stream');
+      const page = await this.ops.entries(stream, {
+        after: optionalId(q, 'after'),
+        from: optionalTime(q, 'from'),
+        to: optionalTime(q, 'to'),
+        count: count(q),
+      });
+      return { ...page, items: page.items.map((e) => ({ ...e, fields: this.redact(e.fields, stream, e.id) })) };
+    });
+  }
+
+  @Get('entry')
+  entry(@Query() q: Input) {
+    return answer(async () => {
+      const [stream, group, entryId] = [name(q, 'stream'), optionalName(q, 'group'), id(q)];
+      const entry = await this.ops.entry(stream, entryId, group);
+      return { entry: entry && { ...entry, fields: this.redact(entry.fields, stream, entry.id, group) } };
+    });
+  }
+
+  @Get('consumers')
+  consumers(@Query() q: Input) {
+    return answer(() => this.ops.consumers(name(q, 'stream'), name(q, 'group')));
+  }
+
+  @Get('dead-letters')
+  deadLetters(@Query() q: Input) {
+    return answer(async () => {
+      const stream = name(q, 'stream');
+      const filter = { reason: optionalName(q, 'reason'), group: optionalName(q, 'group') };
+      const [page, tally] = await Promise.all([
+        this.ops.listDeadLetters(stream, filter, { after: optionalId(q, 'after'), count: count(q) }),
+        this.ops.tallyDeadLetters(stream),
+      ]);
+      return {
+        ...page,
+        items: page.items.map((d) => this.redactLetter(d)),
+        tally,
+        deadLetterStream: this.ops.setting(stream).deadLetterStream,
+      };
+    });
+  }
+
+  @Get('cursor-preview')
+  cursorPreview(@Query() q: Input) {
+    return answer(() => this.ops.previewCursor(name(q, 'stream'), name(q, 'group'), cursorTarget(q)));
+  }
+
+  @Get('audit')
+  audit(@Query() q: Input) {
+    return answer(() => this.ops.auditTrail(count(q), optionalId(q, 'before')));
+  }
+
+  @Post('ack')
+  @ConsoleWrite()
+  ack(@Body() b: Input, @Req() req: ConsoleRequest) {
+    return answer(() => this.ops.ack(actor(req), name(b, 'stream'), name(b, 'group'), id(b)));
+  }
+
+  @Post('claim')
+  @ConsoleWrite()
+  claim(@Body() b: Input, @Req() req: ConsoleRequest) {
+    return answer(() => this.ops.claim(actor(req), name(b, 'stream'), name(b, 'group'), id(b), name(b, 'consumer')));
+  }
+
+  @Post('park')
+  @ConsoleWrite()
+  park(@Body() b: Input, @Req() req: ConsoleRequest) {
+    return answer(() => this.ops.park(actor(req), name(b, 'stream'), name(b, 'group'), id(b)));
+  }
+
+  @Post('dead-letters/redrive')
+  @ConsoleWrite()
+  redrive(@Body() b: Input, @Req() req: ConsoleRequest) {
+    return answer(() => this.ops.redrive(actor(req), name(b, 'stream'), id(b)));
+  }
+
+  /** Every dead letter matching reason/group; with neither, `all: true` must say that all is meant. */
+  @Post('dead-letters/redrive-matching')
+  @ConsoleWrite()
+  redriveMatching(@Body() b: Input, @Req() req: ConsoleRequest) {
+    return answer(async () => {
+      const filter = { reason: optionalName(b, 'reason'), group: optionalName(b, 'group') };
+      if (!filter.reason && !filter.group && b?.all !== true) {
+        throw new OperationError(
+          'bad-request',
+          'A re-drive of every dead letter needs "all": true (or filter by reason or group).',
+        );
+      }
+      return this.ops.redriveMatching(actor(req), name(b, 'stream'), filter);
+    });
+  }
+
+  @Post('dead-letters/discard')
+  @ConsoleWrite()
+  discard(@Body() b: Input, @Req() req: ConsoleRequest) {
+    return answer(() => this.ops.discard(actor(req), name(b, 'stream'), id(b)));
+  }
+
+  @Post('cursor')
+  @ConsoleWrite()
+  cursor(@Body() b: Input, @Req() req: ConsoleRequest) {
+    return answer(() => this.ops.setCursor(actor(req), name(b, 'stream'), name(b, 'group'), cursorTarget(b), b?.force === true));
+  }
+
+  @Post('consumers/delete')
+  @ConsoleWrite()
+  deleteConsumer(@Body() b: Input, @Req() req: ConsoleRequest) {
+    return answer(() => this.ops.deleteConsumer(actor(req), name(b, 'stream'), name(b, 'group'), name(b, 'consumer')));
+  }
+
+  @Post('consumers/hand-over')
+  @ConsoleWrite()
+  handOver(@Body() b: Input, @Req() req: ConsoleRequest) {
+    return answer(() => this.ops.handOver(actor(req), name(b, 'stream'), name(b, 'group'), name(b, 'from'), name(b, 'to')));
+  }
+
+  private redact(fields: FieldPairs | null, stream: string, entryId: string, group?: string): FieldPairs | null {
+    return fields && this.options.redact ? this.options.redact(fields, { stream, group, id: entryId }) : fields;
+  }
+
+  private redactLetter(letter: DeadLetter) {
+    const { fields, ...rest } = letter;
+    return { ...rest, fields: this.redact(Object.entries(fields), letter.stream, letter.id, letter.group) };
+  }
+}
+
+function actor(req: ConsoleRequest): string {
+  return req.nrsConsoleActor ?? 'anonymous';
+}

@@ -1,0 +1,38 @@
+import { BadRequestException, ConflictException, NotFoundException } from '@nestjs/common';
+import { OperationError } from '../operations/operation.error.js';
+import type { CursorTarget } from '../operations/group-cursor.js';
+import { parseCount, parseStreamId, parseTime, requireName } from '../operations/stream-position.js';
+import { OPERATIONS_DEFAULTS } from '../operations/operations.constants.js';
+
+/** Runs an operation and turns its refusals into HTTP answers: 400 bad input, 404 missing, 409 refused. */
+export async function answer<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (!(err instanceof OperationError)) throw err;
+    if (err.kind === 'bad-request') throw new BadRequestException(err.message);
+    if (err.kind === 'not-found') throw new NotFoundException(err.message);
+    throw new ConflictException(err.message);
+  }
+}
+
+/** Query and body values arrive as unknown: each is checked where it is read. */
+export type Input = Record<string, unknown> | undefined;
+
+export const name = (input: Input, key: string) => requireName(input?.[key], key);
+export const optionalName = (input: Input, key: string) =>
+  input?.[key] === undefined || input?.[key] === '' ? undefined : name(input, key);
+export const id = (input: Input, key = 'id') => parseStreamId(String(input?.[key] ?? ''), key);
+export const optionalId = (input: Input, key: string) => (input?.[key] ? id(input, key) : undefined);
+export const optionalTime = (input: Input, key: string) => (input?.[key] ? parseTime(String(input[key])) : undefined);
+export const count = (input: Input) => parseCount(input?.count, OPERATIONS_DEFAULTS.pageSize, OPERATIONS_DEFAULTS.maxPageSize);
+
+/** `{ id }`, `{ time }` or `{ end: true }`, exactly one. */
+export function cursorTarget(input: Input): CursorTarget {
+  const given = ['id', 'time', 'end'].filter((k) => input?.[k] !== undefined && input?.[k] !== '' && input?.[k] !== false);
+  if (given.length !== 1)
+    throw new OperationError('bad-request', 'Give exactly one of id, time or end (true) for the new group cursor.');
+  if (given[0] === 'id') return { id: id(input) };
+  if (given[0] === 'time') return { time: parseTime(String(input?.time)) };
+  return { end: true };
+}

@@ -1,0 +1,40 @@
+/** Injection token of the resolved console options. */
+export const CONSOLE_OPTIONS = Symbol('nest-redis-streams:console-options');
+/** Injection token of the console's `StreamOperations`. */
+export const CONSOLE_OPERATIONS = Symbol('nest-redis-streams:console-operations');
+/** Metadata key marking a handler as a write. */
+export const CONSOLE_WRITE = 'nest-redis-streams:console-write';
+
+export const CONSOLE_DEFAULTS = {
+  path: 'streams-console',
+  refreshMs: 2_000,
+  /** Header a write must carry with the session's CSRF token. */
+  csrfHeader: 'x-nrs-csrf',
+};
+
+/**
+ * The page may load only its own script and style and talk only to its own API: no inline script,
+ * no CDN, no frames. Entries are untrusted input, so even a missed escape could not run code.
+ */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export const CONSOLE_MESSAGES = {
+  readOnly: 'The console is read-only (readOnly: true): write actions are switched off.',
+  streamReadOnly: (stream: string) =>
+    `Stream "${stream}" is read-only in the console (streams[].readOnly): write actions are switched off.`,
+  noGuard:
+    'Write actions are off: the console has no guard. Pass guard (a Nest CanActivate or a function of the request) to ' +
+    'RedisStreamsConsoleModule.forRoot so that every action has someone accountable for it.',
+  csrf: `Missing or wrong CSRF token: send the token from GET api/session in the ${CONSOLE_DEFAULTS.csrfHeader} header.`,
+  crossSite: 'Cross-site write refused: the request did not come from the console page.',
+  denied: 'The console guard refused this request.',
+};

@@ -1,0 +1,3 @@
+export type * from './console-options.interface.js';
+export { CONTENT_SECURITY_POLICY } from './console.constants.js';
+export * from './redis-streams-console.module.js';

@@ -1,0 +1,57 @@
+import { type CanActivate, type INestApplication, Module, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { RedisStreamsConsoleModule, type RedisStreamsConsoleOptions } from 'nest-redis-streams';
+import { redisUrl } from '../support/helpers.js';
+
+export interface ConsoleApp {
+  app: INestApplication;
+  /** URL of the console page, e.g. http://127.0.0.1:port/ops/streams-console */
+  base: string;
+  /** GET `<base>/api/<path>` → status and parsed JSON. */
+  get(path: string): Promise<{ status: number; body: any }>;
+  /** POST JSON to `<base>/api/<path>` with the session's CSRF token unless `headers` replaces it. */
+  post(path: string, body: object, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+}
+
+/** An HTTP app with only the console mounted (Express unless `fastify`), listening on a free port. */
+export async function startConsoleApp(
+  options: RedisStreamsConsoleOptions,
+  setup: { fastify?: boolean; prefix?: string; providers?: Type<CanActivate>[] } = {},
+): Promise<ConsoleApp> {
+  @Module({
+    imports: [RedisStreamsConsoleModule.forRoot({ connection: redisUrl(), ...options })],
+    providers: setup.providers ?? [],
+  })
+  class ConsoleTestModule {}
+  const app = setup.fastify
+    ? await NestFactory.create(ConsoleTestModule, new FastifyAdapter(), { logger: false })
+    : await NestFactory.create(ConsoleTestModule, { logger: false });
+  if (setup.prefix) app.setGlobalPrefix(setup.prefix);
+  await app.listen(0, '127.0.0.1');
+  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  const base = `${url}${setup.prefix ? `/${setup.prefix}` : ''}/${options.path ?? 'streams-console'}`;
+  const json = async (res: Response) => ({ status: res.status, body: await res.json().catch(() => null) });
+  let token: string | null | undefined;
+  return {
+    app,
+    base,
+    get: async (path) => json(await fetch(`${base}/api/${path}`)),
+    post: async (path, body, headers) => {
+      token ??= (await (await fetch(`${base}/api/session`)).json()).csrfToken;
+      const auth = headers ?? (token ? { 'x-nrs-csrf': token } : {});
+      return json(
+        await fetch(`${base}/api/${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...auth },
+          body: JSON.stringify(body),
+        }),
+      );
+    },
+  };
+}
+
+export const q = (params: Record<string, string | number>) =>
+  Object.entries(params)
+    .map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`)
+    .join('&');
