@@ -3,3 +3,4 @@ export * from './adapters/index.js';
 export * from './migrations/index.js';
 export * from './inbox/index.js';
 export * from './outbox/index.js';
+export * from './reconcile/index.js';
