@@ -1,0 +1,49 @@
+import { loadSession } from './api.js';
+import { auditView } from './audit-view.js';
+import { deadLettersView } from './dead-letters-view.js';
+import { h, replace, route } from './dom.js';
+import { groupView } from './group-view.js';
+import { notify } from './notice.js';
+import { overviewView } from './overview-view.js';
+
+// The console page: hash routes (#overview, #group?stream=&group=, #dead-letters?stream=, #audit),
+// each rendered from the JSON API. The overview refreshes itself every refreshMs while shown.
+
+let timer: ReturnType<typeof setTimeout> | undefined;
+
+async function render(): Promise<void> {
+  clearTimeout(timer);
+  const main = document.getElementById('main')!;
+  const [view, query] = location.hash.slice(1).split('?');
+  const params = new URLSearchParams(query ?? '');
+  const session = await loadSession();
+  const nav = document.getElementById('nav')!;
+  replace(
+    nav,
+    ...[
+      ['overview', 'Overview'],
+      ['audit', 'Audit'],
+    ].map(([v, label]) => h('a', { href: route(v), class: (view || 'overview') === v ? 'active' : undefined }, label)),
+  );
+  replace(
+    document.getElementById('session')!,
+    session.writable ? `signed in as ${session.actor}` : `read-only: ${session.reason}`,
+  );
+  try {
+    if (view === 'group') replace(main, await groupView(params, render));
+    else if (view === 'dead-letters') replace(main, await deadLettersView(params, render));
+    else if (view === 'audit') replace(main, await auditView());
+    else {
+      replace(main, await overviewView());
+      timer = setTimeout(() => void render(), session.refreshMs);
+    }
+  } catch (err) {
+    notify(err instanceof Error ? err.message : String(err), true);
+  }
+}
+
+window.addEventListener('hashchange', () => {
+  notify('');
+  void render();
+});
+void render();

@@ -1,0 +1,172 @@
+import { canWrite, get, loadSession, post } from './api.js';
+import { h, route, table } from './dom.js';
+import { payload } from './group-view.js';
+import { act } from './notice.js';
+
+interface Letter {
+  id: string;
+  reason: string;
+  stream: string;
+  originalId: string;
+  group: string;
+  error: string;
+  errorClass: string;
+  deliveries: number;
+  parkedAt: number;
+  fields: Array<[string, string]> | null;
+}
+interface Tally {
+  total: number;
+  byReason: Record<string, number>;
+  lost: number;
+}
+
+const TOMBSTONES = ['payload-trimmed', 'trimmed-undelivered'];
+const REASONS = ['', 'max-deliveries', 'non-retryable', 'undecodable', ...TOMBSTONES];
+
+/** A stream's dead letters: filter, re-drive (one, filtered, all), discard; tombstones as losses. */
+export async function deadLettersView(params: URLSearchParams, rerender: () => Promise<void>): Promise<HTMLElement> {
+  const stream = params.get('stream') ?? '';
+  const filter = { reason: params.get('reason') ?? '', group: params.get('group') ?? '' };
+  const session = await loadSession();
+  const writable = canWrite(session, stream);
+  const page = await get<{ items: Letter[]; next: string | null; tally: Tally; deadLetterStream: string }>('dead-letters', {
+    stream,
+    ...filter,
+    after: params.get('after') ?? undefined,
+  });
+
+  const reason = h(
+    'select',
+    { name: 'reason' },
+    ...REASONS.map((r) => h('option', { value: r }, r || 'any reason')),
+  ) as HTMLSelectElement;
+  reason.value = filter.reason;
+  const group = h('input', { name: 'group', placeholder: 'any group', value: filter.group }) as HTMLInputElement;
+  const rows = page.items.map((d) => {
+    const tomb = TOMBSTONES.includes(d.reason);
+    return [
+      d.id,
+      h('span', { class: tomb ? 'loss' : undefined }, d.reason),
+      d.group,
+      d.deliveries,
+      d.originalId,
+      d.errorClass,
+      d.error,
+      tomb ? h('span', { class: 'loss' }, 'lost to trimming') : payload(d.fields),
+      writable
+        ? h(
+            'span',
+            {},
+            tomb
+              ? ''
+              : h(
+                  'button',
+                  {
+                    class: 'primary',
+                    'data-test': 'redrive',
+                    onclick: () =>
+                      void act(`Re-drive ${d.id}`, () => post('dead-letters/redrive', { stream, id: d.id }), rerender),
+                  },
+                  're-drive',
+                ),
+            ' ',
+            h(
+              'button',
+              {
+                class: 'danger',
+                onclick: () =>
+                  confirm(`Discard ${d.id} for good?`) &&
+                  void act(`Discard ${d.id}`, () => post('dead-letters/discard', { stream, id: d.id }), rerender),
+              },
+              'discard',
+            ),
+          )
+        : '',
+    ];
+  });
+  const filtered = Boolean(filter.reason || filter.group);
+  const losses = Object.entries(page.tally.byReason).filter(([r]) => TOMBSTONES.includes(r));
+  return h(
+    'div',
+    { 'data-test': 'dead-letters' },
+    h(
+      'section',
+      { class: 'card' },
+      h('h2', {}, `Dead letters of ${stream}`, h('small', {}, page.deadLetterStream)),
+      h(
+        'p',
+        {},
+        `${page.tally.total} records: `,
+        Object.entries(page.tally.byReason)
+          .map(([r, n]) => `${r} ${n}`)
+          .join(', ') || 'none',
+        '. ',
+        page.tally.lost > 0
+          ? h(
+              'span',
+              { class: 'loss' },
+              `Lost to trimming: ${page.tally.lost} entries (${losses.map(([r, n]) => `${n} ${r}`).join(', ')}).`,
+            )
+          : 'Nothing lost to trimming.',
+      ),
+      h(
+        'form',
+        {
+          class: 'inline',
+          onsubmit: (ev) => {
+            ev.preventDefault();
+            location.hash = route('dead-letters', {
+              stream,
+              ...(reason.value ? { reason: reason.value } : {}),
+              ...(group.value ? { group: group.value } : {}),
+            }).slice(1);
+          },
+        },
+        reason,
+        group,
+        h('button', { type: 'submit' }, 'filter'),
+        writable
+          ? h(
+              'button',
+              {
+                class: 'primary',
+                'data-test': 'redrive-matching',
+                onclick: (ev) => {
+                  ev.preventDefault();
+                  if (
+                    !confirm(
+                      filtered
+                        ? 'Re-drive every dead letter that matches the filter?'
+                        : 'Re-drive ALL dead letters of this stream?',
+                    )
+                  )
+                    return;
+                  void act(
+                    'Re-drive',
+                    () =>
+                      post('dead-letters/redrive-matching', {
+                        stream,
+                        ...(filter.reason ? { reason: filter.reason } : {}),
+                        ...(filter.group ? { group: filter.group } : {}),
+                        all: !filtered,
+                      }),
+                    rerender,
+                  );
+                },
+              },
+              filtered ? 're-drive filtered' : 're-drive all',
+            )
+          : '',
+      ),
+      table(['id', 'reason', 'group', 'deliveries', 'original id', 'class', 'error', 'payload', ''], rows, [3]),
+      page.next
+        ? h(
+            'div',
+            { class: 'pager' },
+            h('a', { class: 'link', href: route('dead-letters', { stream, ...filter, after: page.next }) }, 'next page'),
+          )
+        : '',
+    ),
+  );
+}

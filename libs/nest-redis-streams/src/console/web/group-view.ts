@@ -1,0 +1,257 @@
+import { canWrite, get, loadSession, post } from './api.js';
+import { duration, h, jsonTree, table } from './dom.js';
+import { act, notify } from './notice.js';
+
+type Pairs = Array<[string, string]>;
+interface Pending {
+  id: string;
+  consumer: string;
+  idleMs: number;
+  deliveries: number;
+  fields: Pairs | null;
+}
+interface Consumer {
+  name: string;
+  pending: number;
+  idleMs: number;
+  active: boolean;
+  holds: string[];
+}
+interface Preview {
+  from: string;
+  to: string;
+  effect: string;
+  entries: number;
+  capped: boolean;
+  pending: number;
+  activeConsumers: string[];
+}
+
+/** The payload: each field, values that are JSON as a tree. */
+export function payload(fields: Pairs | null): HTMLElement {
+  if (fields === null) return h('span', { class: 'loss' }, 'payload gone (trimmed)');
+  return h(
+    'details',
+    {},
+    h('summary', {}, `${fields.length} fields`),
+    ...fields.map(([n, v]) => h('div', {}, h('span', { class: 'key' }, n), jsonTree(v))),
+  );
+}
+
+const toMs = (local: string) => (local ? String(new Date(local).getTime()) : undefined);
+
+/** A group: its consumers, its PEL (paged, by time or id) with per-entry actions, and its cursor. */
+export async function groupView(params: URLSearchParams, rerender: () => Promise<void>): Promise<HTMLElement> {
+  const stream = params.get('stream') ?? '';
+  const group = params.get('group') ?? '';
+  const session = await loadSession();
+  const writable = canWrite(session, stream);
+  const query = {
+    stream,
+    group,
+    after: params.get('after') ?? undefined,
+    from: params.get('from') ?? undefined,
+    to: params.get('to') ?? undefined,
+    count: '25',
+  };
+  const [consumers, pel] = await Promise.all([
+    get<Consumer[]>('consumers', { stream, group }),
+    get<{ items: Pending[]; next: string | null }>('pending', query),
+  ]);
+  const go = (extra: Record<string, string>) => {
+    location.hash = `group?${new URLSearchParams({ stream, group, ...extra }).toString()}`;
+  };
+
+  const consumerRows = consumers.map((c) => [
+    c.name,
+    c.pending,
+    duration(c.idleMs),
+    c.active ? 'active' : 'idle',
+    c.holds.join(' '),
+    writable
+      ? h(
+          'button',
+          {
+            class: 'danger',
+            onclick: () => {
+              if (!confirm(`Delete consumer "${c.name}"? Refused while it holds pending entries.`)) return;
+              void act(`Delete ${c.name}`, () => post('consumers/delete', { stream, group, consumer: c.name }), rerender);
+            },
+          },
+          'delete',
+        )
+      : '',
+  ]);
+
+  const pelRows = pel.items.map((e) => [
+    e.id,
+    e.consumer,
+    duration(e.idleMs),
+    e.deliveries,
+    payload(e.fields),
+    writable
+      ? h(
+          'span',
+          {},
+          h(
+            'button',
+            {
+              'data-test': 'ack',
+              onclick: () =>
+                confirm(`Acknowledge ${e.id}? The group will NOT run it: it counts as done.`) &&
+                void act(`Ack ${e.id}`, () => post('ack', { stream, group, id: e.id }), rerender),
+            },
+            'ack',
+          ),
+          ' ',
+          h(
+            'button',
+            {
+              onclick: () => {
+                const to = prompt(`Claim ${e.id} to which consumer?`);
+                if (to) void act(`Claim ${e.id}`, () => post('claim', { stream, group, id: e.id, consumer: to }), rerender);
+              },
+            },
+            'claim',
+          ),
+          ' ',
+          h(
+            'button',
+            {
+              class: 'danger',
+              onclick: () =>
+                confirm(`Send ${e.id} to the dead-letter stream?`) &&
+                void act(`Park ${e.id}`, () => post('park', { stream, group, id: e.id }), rerender),
+            },
+            'to dead letters',
+          ),
+        )
+      : '',
+  ]);
+
+  const find = h('input', { name: 'id', placeholder: 'entry id' }) as HTMLInputElement;
+  const from = h('input', { type: 'datetime-local', name: 'from' }) as HTMLInputElement;
+  const to = h('input', { type: 'datetime-local', name: 'to' }) as HTMLInputElement;
+  const found = h('div', {});
+  const cursor = h('input', { name: 'cursor', placeholder: 'id, or empty for the end' }) as HTMLInputElement;
+  const cursorTime = h('input', { type: 'datetime-local', name: 'cursor-time' }) as HTMLInputElement;
+  const previewOut = h('div', {});
+  const target = () =>
+    cursorTime.value ? { time: toMs(cursorTime.value) } : cursor.value ? { id: cursor.value.trim() } : { end: 'true' };
+
+  return h(
+    'div',
+    { 'data-test': 'group' },
+    h(
+      'section',
+      { class: 'card' },
+      h('h2', {}, `${stream} / ${group}`, h('small', {}, 'consumers')),
+      table(['consumer', 'pending', 'idle', 'state', 'holds', ''], consumerRows, [1, 2]),
+    ),
+    h(
+      'section',
+      { class: 'card' },
+      h('h2', {}, 'Pending entries', h('small', {}, 'delivered, not acknowledged; oldest first')),
+      h(
+        'form',
+        {
+          class: 'inline',
+          onsubmit: (ev) => {
+            ev.preventDefault();
+            go({ ...(from.value ? { from: toMs(from.value)! } : {}), ...(to.value ? { to: toMs(to.value)! } : {}) });
+          },
+        },
+        'from ',
+        from,
+        ' to ',
+        to,
+        h('button', { type: 'submit' }, 'show range'),
+      ),
+      h(
+        'form',
+        {
+          class: 'inline',
+          onsubmit: (ev) => {
+            ev.preventDefault();
+            get<{ entry: { id: string; fields: Pairs | null; pending: { consumer: string; deliveries: number } | null } | null }>(
+              'entry',
+              { stream, group, id: find.value.trim() },
+            )
+              .then(({ entry }) =>
+                found.replaceChildren(
+                  entry
+                    ? h(
+                        'div',
+                        {},
+                        `${entry.id}: ${entry.pending ? `pending at ${entry.pending.consumer}, ${entry.pending.deliveries} deliveries` : 'not pending in this group'}`,
+                        payload(entry.fields),
+                      )
+                    : h('span', { class: 'muted' }, 'No such entry.'),
+                ),
+              )
+              .catch((err: Error) => notify(err.message, true));
+          },
+        },
+        find,
+        h('button', { type: 'submit' }, 'find by id'),
+      ),
+      found,
+      table(['id', 'consumer', 'idle', 'deliveries', 'payload', ''], pelRows, [2, 3]),
+      h(
+        'div',
+        { class: 'pager' },
+        pel.next
+          ? h('button', { onclick: () => go({ after: pel.next! }) }, 'next page')
+          : h('span', { class: 'muted' }, 'end of the PEL'),
+      ),
+    ),
+    h(
+      'section',
+      { class: 'card' },
+      h('h2', {}, 'Group cursor', h('small', {}, 'XGROUP SETID: re-deliver or skip entries')),
+      h(
+        'form',
+        {
+          class: 'inline',
+          onsubmit: (ev) => {
+            ev.preventDefault();
+            get<Preview>('cursor-preview', { stream, group, ...target() })
+              .then((p) => {
+                const what =
+                  p.effect === 'none'
+                    ? 'nothing changes'
+                    : `${p.entries}${p.capped ? '+' : ''} entries would be ${p.effect === 'redeliver' ? 're-delivered' : 'skipped'}`;
+                previewOut.replaceChildren(
+                  h(
+                    'p',
+                    { 'data-test': 'preview' },
+                    `Dry run: ${p.from} → ${p.to}: ${what}; ${p.pending} pending stay pending.${p.activeConsumers.length ? ` Active consumers: ${p.activeConsumers.join(', ')}.` : ''}`,
+                  ),
+                  writable
+                    ? h(
+                        'button',
+                        {
+                          class: 'danger',
+                          onclick: () => {
+                            const force =
+                              p.activeConsumers.length > 0 && confirm('Consumers are active. Move the cursor anyway (force)?');
+                            void act('Move cursor', () => post('cursor', { stream, group, ...target(), force }), rerender);
+                          },
+                        },
+                        'apply',
+                      )
+                    : '',
+                );
+              })
+              .catch((err: Error) => notify(err.message, true));
+          },
+        },
+        cursor,
+        ' or time ',
+        cursorTime,
+        h('button', { type: 'submit' }, 'dry run'),
+      ),
+      previewOut,
+    ),
+  );
+}

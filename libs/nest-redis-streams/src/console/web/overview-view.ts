@@ -1,0 +1,78 @@
+import { get } from './api.js';
+import { duration, h, route, table } from './dom.js';
+
+interface Group {
+  stream: string;
+  group: string;
+  pending: number;
+  oldestIdleMs: number;
+  lag: number | null;
+  deadLetters: number;
+  groupDeadLetters: number | null;
+  consumers: number;
+  badges: string[];
+  error?: string;
+}
+interface Stream {
+  stream: string;
+  length: number;
+  retention: { maxLen?: number; minIdAgeMs?: number } | null;
+  deadLetterStream: string;
+  readOnly: boolean;
+  groups: Group[];
+}
+
+function retention(r: Stream['retention']): string {
+  if (!r) return 'not configured';
+  return [
+    r.maxLen !== undefined ? `MAXLEN ~${r.maxLen}` : '',
+    r.minIdAgeMs !== undefined ? `older than ${duration(r.minIdAgeMs)}` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
+}
+
+/** Every stream and group with its figures and badges. */
+export async function overviewView(): Promise<HTMLElement> {
+  const streams = await get<Stream[]>('overview');
+  if (streams.length === 0) return h('p', { class: 'muted' }, 'No streams with consumer groups were found.');
+  return h(
+    'div',
+    { 'data-test': 'overview' },
+    ...streams.map((s) =>
+      h(
+        'section',
+        { class: 'card' },
+        h(
+          'h2',
+          {},
+          s.stream,
+          h('small', {}, `${s.length} entries · retention ${retention(s.retention)}${s.readOnly ? ' · read-only' : ''}`),
+        ),
+        table(
+          ['group', 'pending', 'oldest idle', 'lag', 'dead letters', 'consumers', ''],
+          s.groups.map((g) => [
+            h('a', { class: 'link', href: route('group', { stream: s.stream, group: g.group }) }, g.group),
+            g.pending,
+            duration(g.oldestIdleMs),
+            g.lag === null ? 'unknown' : g.lag,
+            h(
+              'a',
+              { class: 'link', href: route('dead-letters', { stream: s.stream, group: g.group }) },
+              g.groupDeadLetters === null ? `${g.deadLetters} (all groups)` : String(g.groupDeadLetters),
+            ),
+            g.consumers,
+            h(
+              'span',
+              {},
+              ...(g.error
+                ? [h('span', { class: 'badge bad' }, g.error)]
+                : g.badges.map((b) => h('span', { class: `badge ${b}` }, b.replace('-', ' ')))),
+            ),
+          ]),
+          [1, 2, 3, 4, 5],
+        ),
+      ),
+    ),
+  );
+}

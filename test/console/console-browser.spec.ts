@@ -1,0 +1,159 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, type Page, chromium } from 'playwright-core';
+import { startRecorder, testContext, unique, waitFor } from '../support/helpers.js';
+import { type ConsoleApp, startConsoleApp } from './console-app.js';
+
+const { redis, closers } = testContext();
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const WEB = join(__dirname, '../../libs/nest-redis-streams/dist/console/web/app.js');
+// The README's screenshots are refreshed with NRS_SCREENSHOTS=1; other runs write to a temp dir.
+const SHOTS = process.env.NRS_SCREENSHOTS === '1' ? join(__dirname, '../../docs/console') : join(tmpdir(), 'nrs-console-shots');
+
+let browser: Browser;
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM_PATH).`);
+  if (!existsSync(WEB)) throw new Error(`${WEB} is missing: build the library first (node scripts/build-lib.mjs, or npm test).`);
+  mkdirSync(SHOTS, { recursive: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+}, 30_000);
+afterAll(() => browser?.close());
+
+async function open(c: ConsoleApp, hash = ''): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  closers.push(() => page.close());
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  page.on('dialog', (dialog) => void dialog.accept());
+  await page.goto(`${c.base}${hash}`);
+  return { page, errors };
+}
+
+/** The demo's shape: an orders stream read by payments, inventory and notifications. */
+async function arrange() {
+  const stream = unique('orders');
+  for (const group of ['payments', 'inventory', 'notifications']) await redis.xgroup('CREATE', stream, group, '0', 'MKSTREAM');
+  const hostile = '<img src=x onerror="document.title=1">';
+  for (let i = 1; i <= 3; i++)
+    await redis.xadd(
+      stream,
+      '*',
+      'orderId',
+      `o-${i}`,
+      'data',
+      JSON.stringify({ orderId: `o-${i}`, amount: 10 * i, items: [{ sku: 'a', quantity: i }] }),
+    );
+  await redis.xadd(stream, '*', hostile, `${hostile}</script>`);
+  await redis.xreadgroup('GROUP', 'inventory', 'pod-1', 'COUNT', 4, 'STREAMS', stream, '>');
+  const meta = [
+    'dlq:reason',
+    'non-retryable',
+    'dlq:stream',
+    stream,
+    'dlq:id',
+    '1-1',
+    'dlq:group',
+    'payments',
+    'dlq:consumer',
+    'pod-1',
+  ];
+  meta.push(
+    'dlq:error',
+    'Order o-17 has a non-positive amount (-1).',
+    'dlq:error_class',
+    'NonRetryableError',
+    'dlq:deliveries',
+    '1',
+    'dlq:time',
+    String(Date.now()),
+  );
+  const letter = (await redis.xadd(
+    `${stream}:dlq`,
+    '*',
+    ...meta,
+    'orderId',
+    'o-17',
+    'data',
+    '{"orderId":"o-17","amount":-1}',
+  )) as string;
+  await redis.xadd(
+    `${stream}:dlq`,
+    '*',
+    'dlq:reason',
+    'trimmed-undelivered',
+    'dlq:stream',
+    stream,
+    'dlq:group',
+    'notifications',
+    'dlq:lost_count',
+    '12',
+    'dlq:time',
+    String(Date.now()),
+  );
+  return { stream, letter, hostile };
+}
+
+describe('streams console in headless Chromium', () => {
+  it('shows the groups, re-drives a dead letter by a click that the handler then processes, and escapes hostile fields', async () => {
+    const { stream, letter, hostile } = await arrange();
+    // The payments handler, on the real transport: it runs what is re-driven to its group.
+    const { seen } = await startRecorder<{ orderId: string }>(closers, stream, {}, { group: 'payments' });
+    await waitFor(
+      async () => (await redis.xpending(stream, 'payments'))[0] === 0 && seen.length === 4,
+      'payments to drain the stream',
+    );
+    const c = await startConsoleApp({ streams: [stream], auditStream: unique('audit'), guard: () => 'browser' });
+    closers.push(() => c.app.close());
+
+    const { page, errors } = await open(c);
+    await page.waitForSelector('[data-test=overview] table');
+    const overview = await page.textContent('[data-test=overview]');
+    for (const group of ['payments', 'inventory', 'notifications']) expect(overview).toContain(group);
+    await page.screenshot({ path: join(SHOTS, 'overview.png'), fullPage: true });
+
+    await page.goto(`${c.base}#group?${new URLSearchParams({ stream, group: 'inventory' })}`);
+    await page.waitForSelector('[data-test=group] table');
+    await page.click('details >> nth=0');
+    expect(await page.textContent('[data-test=group]')).toContain(hostile);
+    expect(await page.locator('main img').count()).toBe(0);
+    expect(await page.title()).toBe('Redis Streams console');
+    await page.screenshot({ path: join(SHOTS, 'group.png'), fullPage: true });
+
+    await page.goto(`${c.base}#dead-letters?${new URLSearchParams({ stream })}`);
+    await page.waitForSelector('[data-test=redrive]');
+    expect(await page.textContent('[data-test=dead-letters]')).toContain('Lost to trimming: 12 entries');
+    await page.screenshot({ path: join(SHOTS, 'dead-letters.png'), fullPage: true });
+    await page.click('[data-test=redrive]');
+
+    await waitFor(() => seen.some((p) => p.orderId === 'o-17'), 'the payments handler to run the re-driven order');
+    expect(await redis.xrange(`${stream}:dlq`, letter, letter)).toEqual([]);
+    await waitFor(async () => (await redis.xpending(stream, 'payments'))[0] === 0, 'payments to ack the re-driven entry');
+    const [[, fields]] = await redis.xrevrange(stream, '+', '-', 'COUNT', 1);
+    expect(fields).toEqual(['orderId', 'o-17', 'data', '{"orderId":"o-17","amount":-1}', 'nrs:group', 'payments']);
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it('read-only mode shows no action buttons and the API refuses writes', async () => {
+    const { stream } = await arrange();
+    const c = await startConsoleApp({ streams: [stream], auditStream: unique('audit'), guard: () => true, readOnly: true });
+    closers.push(() => c.app.close());
+    const { page } = await open(c, `#dead-letters?${new URLSearchParams({ stream })}`);
+    await page.waitForSelector('[data-test=dead-letters] table');
+    expect(await page.textContent('#session')).toContain('read-only');
+    expect(await page.locator('main button:not([type=submit])').count()).toBe(0);
+    await page.goto(`${c.base}#group?${new URLSearchParams({ stream, group: 'inventory' })}`);
+    await page.waitForSelector('[data-test=group] table');
+    expect(await page.locator('[data-test=ack]').count()).toBe(0);
+    const status = await page.evaluate(async (s) => {
+      const res = await fetch(`${location.pathname}/api/dead-letters/redrive-matching`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ stream: s, all: true }),
+      });
+      return res.status;
+    }, stream);
+    expect(status).toBe(405);
+    expect(await redis.xlen(`${stream}:dlq`)).toBe(2);
+  }, 60_000);
+});
