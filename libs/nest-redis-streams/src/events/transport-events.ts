@@ -10,6 +10,15 @@ export interface EntryRef {
   deliveries: number;
 }
 
+/** One partition stream of a group as owned by one instance (exclusive ownership). */
+export interface PartitionRef {
+  stream: string;
+  group: string;
+  consumer: string;
+  partition: number;
+  generation: number;
+}
+
 /**
  * Lifecycle events of the transport, for metrics and the application's own alerting
  * (`server.events.on('dead-lettered', ...)`).
@@ -53,4 +62,20 @@ export type TransportEventMap = {
   'lease-expired': [EntryRef & { runningMs: number; maxHandlerMs: number }];
 };
 
-export class TransportEvents extends EventEmitter<TransportEventMap> {}
+/**
+ * Events of exclusive partition ownership (`ownership: 'exclusive'`), kept apart from
+ * TransportEventMap so that consumers of that map (the metrics' recorders) opt in to them.
+ */
+export type OwnershipEventMap = {
+  /** Exclusive ownership: this instance now owns a partition, under a new generation (fencing token). */
+  'partition-assigned': [PartitionRef];
+  /**
+   * Exclusive ownership: this instance gave a partition up (`rebalance`: handed over to another
+   * instance; `shutdown`) or lost it (`lost`: its lease ran out, another instance may own it).
+   */
+  'partition-revoked': [PartitionRef & { reason: 'rebalance' | 'shutdown' | 'lost' }];
+  /** Exclusive ownership: the set of partitions this instance owns changed. */
+  rebalanced: [{ stream: string; group: string; consumer: string; members: number; owned: number[] }];
+};
+
+export class TransportEvents extends EventEmitter<TransportEventMap & OwnershipEventMap> {}

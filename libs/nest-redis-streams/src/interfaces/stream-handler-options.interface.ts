@@ -72,4 +72,20 @@ export interface StreamHandlerOptions {
    * @default 300000 (5 minutes, like Kafka's max.poll.interval.ms)
    */
   maxHandlerMs?: number;
+  /**
+   * `'exclusive'`: each partition (see `partitions`) is read by one instance of the group at a
+   * time. The instances divide the partitions among themselves through Redis (heartbeats with a
+   * lease, a generation per partition that fences every write of a previous owner) and move them
+   * cooperatively as instances come and go. With `partitions: 1` one instance consumes the stream
+   * and the others stand by. `'shared'`: every instance reads every partition.
+   * @default 'shared'
+   */
+  ownership?: 'shared' | 'exclusive';
+  /**
+   * Exclusive ownership: life of an instance's membership and of its hold on a partition without
+   * a renewal (renewed every third of it). A killed instance's partitions move after at most about
+   * `ownershipLeaseMs × 4/3`.
+   * @default 10000
+   */
+  ownershipLeaseMs?: number;
 }

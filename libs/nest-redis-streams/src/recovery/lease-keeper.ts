@@ -1,5 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { TransportEvents } from '../events/transport-events.js';
+import { claimIfOwned } from '../ownership/fenced-writes.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import type { RecoveryTarget } from './recovery-target.interface.js';
 import { RECOVERY_MESSAGES } from './recovery.messages.js';
@@ -29,13 +30,15 @@ export class LeaseKeeper {
   /** One renewal round. Never throws. */
   async renew(): Promise<void> {
     if (this.busy || this.consumer.heldCount === 0) return;
+    // Exclusive ownership: a partition given up or lost has nothing to renew from here.
+    if (this.consumer.fence && this.consumer.fence.generation === null) return;
     this.busy = true;
     const { stream, group, consumer } = this.consumer;
     try {
       const ids = this.renewable();
       for (let i = 0; i < ids.length; i += IDS_PER_CALL) {
         const chunk = ids.slice(i, i + IDS_PER_CALL);
-        const [lost, trimmed] = await this.redis.nrsClaimIfOwned(stream, group, consumer, 0, -1, ...chunk);
+        const [lost, trimmed] = await claimIfOwned(this.redis, this.consumer.fence, stream, group, consumer, 0, -1, chunk);
         for (const id of lost) this.consumer.markLost(id);
         for (const id of trimmed) this.consumer.markTrimmed(id);
         this.events.emit('lease-renewed', { stream, group, count: chunk.length - lost.length - trimmed.length });

@@ -36,6 +36,9 @@ export class Reclaimer {
   }
 
   private async claimRound(): Promise<number> {
+    // Exclusive ownership: only the partition's owner reclaims (and audits) it.
+    const fence = this.consumer.fence;
+    if (fence && !fence.held) return 0;
     try {
       const claimed = await this.claimAll();
       await auditTrimLoss(this.consumer, this.redis, this.events, this.logger);
@@ -55,15 +58,9 @@ export class Reclaimer {
       // Never claim more than this consumer may hold (prefetch plus a reserve for late entries).
       const count = Math.min(this.count, this.consumer.reclaimRoom);
       if (count <= 0) break;
-      const [next, entries, deleted = []] = (await this.redis.xautoclaim(
-        stream,
-        group,
-        consumer,
-        minIdle,
-        cursor,
-        'COUNT',
-        count,
-      )) as XAutoClaimReply;
+      const reply = await this.autoclaim(minIdle, cursor, count);
+      if (reply === null) break; // fenced: the partition is no longer this instance's
+      const [next, entries, deleted = []] = reply;
       cursor = next;
       if (deleted.length > 0) {
         // Redis ≥ 7 already dropped these from the PEL: the payload was trimmed while pending.
@@ -77,5 +74,27 @@ export class Reclaimer {
       this.events.emit('reclaimed', { stream, group, consumer, count: claimed });
     }
     return claimed;
+  }
+
+  /** XAUTOCLAIM; fenced by the partition's generation under exclusive ownership (null: refused). */
+  private async autoclaim(minIdle: number, cursor: string, count: number): Promise<XAutoClaimReply | null> {
+    const { stream, group, consumer, fence } = this.consumer;
+    if (!fence) return (await this.redis.xautoclaim(stream, group, consumer, minIdle, cursor, 'COUNT', count)) as XAutoClaimReply;
+    const generation = fence.generation;
+    if (generation === null) return null;
+    const { ownerKey, member } = fence;
+    const reply = await this.redis.nrsFencedAutoClaim(
+      stream,
+      ownerKey,
+      member,
+      generation,
+      group,
+      consumer,
+      minIdle,
+      cursor,
+      count,
+      '0',
+    );
+    return reply as XAutoClaimReply | null;
   }
 }

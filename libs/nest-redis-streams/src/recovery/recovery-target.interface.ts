@@ -1,3 +1,4 @@
+import type { PartitionFence } from '../ownership/partition-fence.js';
 import type { StreamEntryReply } from '../redis/replies.js';
 
 /** An entry held by a consumer, as lease renewal sees it. */
@@ -21,6 +22,8 @@ export interface RecoveryTarget {
   readonly group: string;
   readonly consumer: string;
   readonly options: { readonly minIdleTimeMs: number; readonly maxHandlerMs: number; readonly deadLetterStream: string };
+  /** Exclusive ownership: the hold on this partition; every recovery write is fenced by it. */
+  readonly fence?: PartitionFence;
   /** Entries held now: running, waiting for a slot, or (while stopping) waiting to be handed back. */
   heldEntries(): Iterable<LeasedEntry>;
   readonly heldCount: number;

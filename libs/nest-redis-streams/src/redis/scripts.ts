@@ -8,6 +8,11 @@ import { CREATE_GROUP } from './lua/create-group.js';
 import { DELETE_CONSUMER_IF_IDLE } from './lua/delete-consumer-if-idle.js';
 import { REPAIR_ENTRIES_READ } from './lua/repair-entries-read.js';
 import { READ_OWN_PENDING } from './lua/read-own-pending.js';
+import { fenced } from './lua/fence-check.js';
+import { OWN_AUTOCLAIM, OWN_CLAIM, OWN_HEARTBEAT, OWN_READ, OWN_RELEASE } from './lua/ownership.js';
+
+/** Every id argument from `first` on, as a Lua list: what a refused fenced ack or claim reports as lost. */
+const idsFrom = (first: number) => `(function() local l = {} for i = ${first}, #ARGV do l[#l + 1] = ARGV[i] end return l end)()`;
 
 // Ownership checks read the PEL inside the script, so the check and the write are atomic: an old
 // owner can never ack, renew or park an entry that another consumer reclaimed in between
@@ -67,7 +72,85 @@ export interface StreamScripts {
   ): Promise<[number, string] | 0>;
 }
 
-export type ScriptedRedis = Redis & StreamScripts;
+/**
+ * Fenced variants (exclusive partition ownership): the same scripts with the partition's owner
+ * hash as an extra last key and `member, generation` before their own arguments. A stale owner
+ * is refused as if it owned none of the entries (see lua/fence-check.ts).
+ */
+export interface FencedStreamScripts {
+  nrsClaimIfOwnedFenced(
+    stream: string,
+    ownerKey: string,
+    member: string,
+    generation: string,
+    group: string,
+    consumer: string,
+    idleMs: number,
+    retryCount: number,
+    ...ids: string[]
+  ): Promise<[lost: string[], trimmed: string[]]>;
+  nrsAckIfOwnedFenced(
+    stream: string,
+    ownerKey: string,
+    member: string,
+    generation: string,
+    group: string,
+    consumer: string,
+    smallest: string,
+    largest: string,
+    ...ids: string[]
+  ): Promise<string[]>;
+  nrsDeadLetterIfOwnedFenced(
+    stream: string,
+    dlq: string,
+    ownerKey: string,
+    member: string,
+    generation: string,
+    group: string,
+    consumer: string,
+    id: string,
+    requireOwner: '1' | '0',
+    ...metadataCountThenMetadataThenFallback: string[]
+  ): Promise<string | null>;
+  /** XADD of a reply, only while the request's partition is owned (single node: keys of two slots). */
+  nrsReplyFenced(
+    replyTo: string,
+    ownerKey: string,
+    member: string,
+    generation: string,
+    ...xaddArgs: (string | number)[]
+  ): Promise<string | null>;
+}
+
+/** Exclusive partition ownership (see lua/ownership.ts and ownership/). */
+export interface OwnershipScripts {
+  nrsOwnHeartbeat(members: string, member: string, leaseMs: number, join: '1' | '0'): Promise<[number, string[]]>;
+  nrsOwnClaim(ownerKey: string, member: string, leaseMs: number, generation: string): Promise<[number, number, string]>;
+  nrsOwnRelease(ownerKey: string, member: string, generation: string): Promise<number>;
+  nrsFencedRead(
+    stream: string,
+    ownerKey: string,
+    member: string,
+    generation: string,
+    group: string,
+    consumer: string,
+    count: number,
+  ): Promise<null | [Array<[string, string[]]>, string?]>;
+  nrsFencedAutoClaim(
+    stream: string,
+    ownerKey: string,
+    member: string,
+    generation: string,
+    group: string,
+    consumer: string,
+    minIdleMs: number,
+    cursor: string,
+    count: number,
+    justId: '1' | '0',
+  ): Promise<null | [string, unknown[], string[]?]>;
+}
+
+export type ScriptedRedis = Redis & StreamScripts & FencedStreamScripts & OwnershipScripts;
 
 /** Registers the scripts on a connection (EVALSHA with EVAL fallback, handled by ioredis). */
 export function withStreamScripts(redis: Redis): ScriptedRedis {
@@ -80,5 +163,17 @@ export function withStreamScripts(redis: Redis): ScriptedRedis {
   redis.defineCommand('nrsDeliveryCounts', { numberOfKeys: 1, lua: DELIVERY_COUNTS });
   redis.defineCommand('nrsReadOwnPending', { numberOfKeys: 1, lua: READ_OWN_PENDING });
   redis.defineCommand('nrsDeleteConsumerIfIdle', { numberOfKeys: 1, lua: DELETE_CONSUMER_IF_IDLE });
+  redis.defineCommand('nrsClaimIfOwnedFenced', { numberOfKeys: 2, lua: fenced(CLAIM_IF_OWNED, `{${idsFrom(5)}, {}}`) });
+  redis.defineCommand('nrsAckIfOwnedFenced', { numberOfKeys: 2, lua: fenced(ACK_IF_OWNED, idsFrom(5)) });
+  redis.defineCommand('nrsDeadLetterIfOwnedFenced', { numberOfKeys: 3, lua: fenced(DEAD_LETTER_IF_OWNED, 'false') });
+  redis.defineCommand('nrsReplyFenced', {
+    numberOfKeys: 2,
+    lua: fenced("return redis.call('XADD', KEYS[1], unpack(ARGV))", 'false'),
+  });
+  redis.defineCommand('nrsOwnHeartbeat', { numberOfKeys: 1, lua: OWN_HEARTBEAT });
+  redis.defineCommand('nrsOwnClaim', { numberOfKeys: 1, lua: OWN_CLAIM });
+  redis.defineCommand('nrsOwnRelease', { numberOfKeys: 1, lua: OWN_RELEASE });
+  redis.defineCommand('nrsFencedRead', { numberOfKeys: 2, lua: OWN_READ });
+  redis.defineCommand('nrsFencedAutoClaim', { numberOfKeys: 2, lua: OWN_AUTOCLAIM });
   return redis as ScriptedRedis;
 }

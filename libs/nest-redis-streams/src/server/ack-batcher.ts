@@ -1,3 +1,5 @@
+import { ackIfOwned } from '../ownership/fenced-writes.js';
+import type { PartitionFence } from '../ownership/partition-fence.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { compareEntryIds } from '../trim/stream-id.js';
 
@@ -26,6 +28,8 @@ export class AckBatcher {
     private readonly onLost: (id: string) => void,
     private readonly onAcked: (count: number) => void,
     private readonly onError: (err: Error, ids: string[]) => void,
+    /** Exclusive ownership: acks are fenced by the partition's generation. */
+    private readonly fence?: PartitionFence,
   ) {}
 
   /** Queues an ack; nothing to await (a failed ack leaves the entry pending for redelivery). */
@@ -88,7 +92,7 @@ export class AckBatcher {
         if (compareEntryIds(ids[i], smallest) < 0) smallest = ids[i];
         else if (compareEntryIds(ids[i], largest) > 0) largest = ids[i];
       }
-      lost = await this.redis.nrsAckIfOwned(this.stream, this.group, this.consumer, smallest, largest, ...ids);
+      lost = await ackIfOwned(this.redis, this.fence, this.stream, this.group, this.consumer, smallest, largest, ids);
     } catch (err) {
       this.onError(err as Error, ids);
       this.settle(ids, new Set(ids));

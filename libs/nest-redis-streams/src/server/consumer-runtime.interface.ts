@@ -21,6 +21,8 @@ export interface ConsumerRuntime {
   streamCounters: boolean;
   /** Requests are answered only on reply streams under this prefix. */
   replyStreamPrefix: string;
+  /** This start's member id in exclusive ownership (consumer name plus a random id). */
+  member?: string;
   /** OpenTelemetry is installed and configured: run handlers in consumer spans. */
   tracing: boolean;
   /** Calls the handler; the promise resolves with what it returned (an Observable is not awaited). */

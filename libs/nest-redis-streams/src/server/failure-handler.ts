@@ -3,6 +3,8 @@ import { isDeferral } from '../errors/event-in-progress.error.js';
 import { isNonRetryable } from '../errors/non-retryable.error.js';
 import type { EntryRef } from '../events/transport-events.js';
 import { deadLetterMetadata, describeError, escapedOriginalFields } from '../recovery/dead-letter-record.js';
+import { claimIfOwned, deadLetterIfOwned } from '../ownership/fenced-writes.js';
+import type { PartitionFence } from '../ownership/partition-fence.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import type { HeldEntry } from './held-entry.js';
 import type { SettleOutcome } from './slot-owner.interface.js';
@@ -15,6 +17,8 @@ export interface FailureScope {
   group: string;
   consumer: string;
   options: Pick<ResolvedHandlerOptions, 'maxDeliveries' | 'minIdleTimeMs' | 'deadLetterStream'>;
+  /** Exclusive ownership: every write is fenced by the partition's generation. */
+  fence?: PartitionFence;
 }
 
 /** The runtime services a FailureHandler writes through. */
@@ -59,13 +63,15 @@ export class FailureHandler {
     // only after a full min-idle (Redis caps delivery times at "now", so min-idle is the cap).
     const backoff = Math.min(minIdleTimeMs, this.rt.retryBackoffMs * (deferred ? 1 : 2 ** (entry.deliveries - 1)));
     try {
-      const [lost, trimmed] = await this.rt.commands.nrsClaimIfOwned(
+      const [lost, trimmed] = await claimIfOwned(
+        this.rt.commands,
+        this.scope.fence,
         stream,
         group,
         consumer,
         minIdleTimeMs - backoff,
         deferred ? Math.max(0, entry.deliveries - 1) : -1,
-        entry.id,
+        [entry.id],
       );
       if (trimmed.length > 0) return this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
       return lost.length > 0 ? 'lost' : 'retry-scheduled';
@@ -83,16 +89,16 @@ export class FailureHandler {
     try {
       // The script copies the payload from the stream itself, byte for byte; the fields held here
       // (decoded as UTF-8) are only the fallback for an entry trimmed away meanwhile.
-      const deadLetterId = await this.rt.commands.nrsDeadLetterIfOwned(
+      const deadLetterId = await deadLetterIfOwned(
+        this.rt.commands,
+        this.scope.fence,
         stream,
         dlq,
         group,
         consumer,
         entry.id,
         requireOwner ? '1' : '0',
-        String(metadata.length),
-        ...metadata,
-        ...escapedOriginalFields(entry.fields),
+        [String(metadata.length), ...metadata, ...escapedOriginalFields(entry.fields)],
       );
       if (deadLetterId === null) return 'lost';
       const cause = error === undefined ? undefined : describeError(error).message;
@@ -112,13 +118,15 @@ export class FailureHandler {
   async release(entries: HeldEntry[]): Promise<void> {
     const { stream, group, consumer, options } = this.scope;
     try {
-      const [, trimmed] = await this.rt.commands.nrsClaimIfOwned(
+      const [, trimmed] = await claimIfOwned(
+        this.rt.commands,
+        this.scope.fence,
         stream,
         group,
         consumer,
         options.minIdleTimeMs,
         -1,
-        ...entries.map((entry) => entry.id),
+        entries.map((entry) => entry.id),
       );
       const gone = new Set(trimmed);
       for (const entry of entries) {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, type MessageHandler, Server, type Transport } from '@nestjs/microservices';
 import { SchedulerRegistry } from '@nestjs/schedule';
@@ -20,6 +21,9 @@ import { probeRedisFeatures } from '../redis/redis-features.js';
 import { tracingEnabled } from '../tracing/trace-context.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
 import { ConsumerScheduler } from './consumer-scheduler.js';
+import { startOwnership } from './exclusive-ownership.js';
+import type { OwnershipCoordinator } from '../ownership/ownership-coordinator.js';
+import type { PartitionFence } from '../ownership/partition-fence.js';
 import { type ResolvedServerOptions, resolveHandlerOptions, resolveServerOptions } from './resolve-options.js';
 import { partitionStreams } from './partitions.js';
 import { StreamConsumer } from './stream-consumer.js';
@@ -51,6 +55,8 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
   private readonly readers: Redis[] = [];
   private readonly consumers: StreamConsumer[] = [];
   private scheduler: ConsumerScheduler | null = null;
+  /** Exclusive ownership: one coordinator per logical stream and group (none when shared). */
+  private coordinators: OwnershipCoordinator[] = [];
   private closing: Promise<void> | null = null;
   private readonly replySerializer = new JsonCodec();
   /** Whether anyone installed Nest's processing hooks (tracing); without them handlers run bare. */
@@ -79,6 +85,22 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
   async reclaimNow(): Promise<number> {
     const rounds = [...(this.scheduler?.reclaimers.values() ?? [])].map((r) => r.run());
     return (await Promise.all(rounds)).reduce((sum, n) => sum + n, 0);
+  }
+
+  /**
+   * Exclusive ownership: who owns which partition (as this instance's last round saw it), the
+   * generations, the live members and how often this instance's set of partitions changed.
+   */
+  getOwnership() {
+    return this.coordinators.map((c) => ({
+      stream: c.scope.stream,
+      group: c.scope.group,
+      member: c.scope.member,
+      members: c.view.members,
+      owned: c.ownedPartitions(),
+      rebalances: c.rebalances,
+      partitions: c.view.partitions,
+    }));
   }
 
   /** The connection used for non-blocking commands (acks, claims, XADD). */
@@ -184,6 +206,8 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     const features = await probeRedisFeatures(this.commands);
     const runtime = {
       consumer: this.options.consumer,
+      // Tells this start apart from an earlier one of the same pod in exclusive ownership.
+      member: `${this.options.consumer}#${randomBytes(4).toString('hex')}`,
       blockMs: this.options.blockMs,
       retryBackoffMs: this.options.retryBackoffMs,
       replyStreamPrefix: this.options.replyStreamPrefix,
@@ -219,6 +243,14 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       this.logger,
     );
     this.scheduler.schedule(this.consumers);
+    this.coordinators = await startOwnership(
+      this.consumers,
+      this.options.keyPrefix,
+      runtime.member,
+      this.commands,
+      this.events,
+      this.logger,
+    );
     this._status$.next(RedisStreamsStatus.CONNECTED);
     const streams = subscriptions.map((s) => ({ stream: s.stream, group: s.options.group }));
     this.logger.log(SERVER_MESSAGES.consuming(streams, this.options.consumer));
@@ -231,10 +263,13 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
    * instance take over entries that were still running here.
    */
   private async shutdown(): Promise<void> {
+    for (const coordinator of this.coordinators) coordinator.stopClaiming();
     for (const consumer of this.consumers) consumer.stopReading();
     await this.scheduler?.stopReclaiming();
     await Promise.all(this.consumers.map((c) => c.stop(this.options.shutdownTimeoutMs)));
     await this.scheduler?.unschedule();
+    // Released partitions are taken over at once, without waiting for the lease to run out.
+    await Promise.all(this.coordinators.map((c) => c.stop()));
     // Readers were disconnected by their consumers (to interrupt blocking reads); a QUIT on a
     // closed socket would only start ioredis' disconnect timer and hold the process open.
     for (const reader of this.readers) reader.disconnect();
@@ -284,10 +319,13 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     const replyTo = entry.replyTo!;
     const correlationId = entry.correlationId!;
     return new Promise<void>((resolve) => {
+      const fence = this.consumers.find((c) => c.subscription === sub)?.fence;
       const respond = async (packet: { response?: unknown; err?: unknown; isDisposed?: boolean }) => {
         const fields = encodeReply({ correlationId, ...packet }, this.replySerializer);
         // NOMKSTREAM: a reply to a client that closed (and deleted its stream) must not re-create it.
-        await this.commands!.xadd(replyTo, 'NOMKSTREAM', 'MAXLEN', '~', REPLY_STREAM_MAXLEN, '*', ...fields);
+        const args = ['NOMKSTREAM', 'MAXLEN', '~', REPLY_STREAM_MAXLEN, '*', ...fields] as const;
+        if (fence) await this.replyFenced(fence, replyTo, [...args]);
+        else await this.commands!.xadd(replyTo, ...args);
         if (packet.isDisposed) resolve();
       };
       const produce = async () => {
@@ -305,10 +343,27 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       // Nest 12 runs requests between its processing hooks (tracing); Nest 11 has no
       // handleRequest, and its send() alone streams the replies.
       if (typeof (this as unknown as { handleRequest?: unknown }).handleRequest === 'function') {
-        void this.handleRequest(ctx, produce, reply);
+        this.handleRequest(ctx, produce, reply);
       } else {
         void produce().then((response$) => this.send(response$, reply));
       }
     });
+  }
+
+  /**
+   * Exclusive ownership: a reply is written only while the request's partition is owned. On a
+   * single node the fence is checked in the XADD's own script; on a cluster the reply stream lives
+   * in another slot, so the local lease check is all there is.
+   */
+  private async replyFenced(fence: PartitionFence, replyTo: string, args: (string | number)[]): Promise<void> {
+    const generation = fence.generation;
+    const refused = () => new Error(SERVER_MESSAGES.replyFenced(replyTo));
+    if (generation === null || !fence.held) throw refused();
+    if (isClusterConnection(this.options.connection)) {
+      await this.commands!.xadd(replyTo, ...(args as [string]));
+      return;
+    }
+    const id = await this.commands!.nrsReplyFenced(replyTo, fence.ownerKey, fence.member, generation, ...args);
+    if (id === null) throw refused();
   }
 }

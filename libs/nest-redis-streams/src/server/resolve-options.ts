@@ -7,9 +7,15 @@ import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.
 import { MESSAGES } from '../messages.js';
 import { slotOf } from '../redis/slots.js';
 import type { ResolvedHandlerOptions } from './stream-subscription.js';
+import { SERVER_MESSAGES } from './server.messages.js';
 
 export type ResolvedServerOptions = typeof SERVER_DEFAULTS &
   Omit<RedisStreamsServerOptions, keyof typeof SERVER_DEFAULTS> & { consumer: string; replyStreamPrefix: string };
+
+/** Default life of an instance's hold on its partitions (exclusive ownership). */
+const DEFAULT_OWNERSHIP_LEASE_MS = 10_000;
+/** Renewals run every third of the lease; shorter leases would be lost to a GC pause. */
+const MIN_OWNERSHIP_LEASE_MS = 300;
 
 const START_ID = /^(0|\$|\d+(-\d+)?)$/;
 
@@ -82,7 +88,19 @@ export function resolveHandlerOptions(
     throw new InvalidOptionsError(MESSAGES.crossSlotDeadLetter(stream, resolved.deadLetterStream));
   }
   resolved.prefetchCount = Math.max(resolved.prefetchCount, resolved.concurrency);
-  return resolved;
+  const exclusive = resolveOwnership(pick('ownership'), pick('ownershipLeaseMs'), where);
+  return exclusive ? { ...resolved, exclusive } : resolved;
+}
+
+/** `ownership: 'exclusive'` → its lease; 'shared' (the default) → undefined. */
+function resolveOwnership(ownership: unknown, leaseMs: unknown, where: string): { leaseMs: number } | undefined {
+  if (ownership === undefined || ownership === 'shared') return undefined;
+  if (ownership !== 'exclusive') throw new InvalidOptionsError(SERVER_MESSAGES.badOwnership(ownership, where));
+  const lease = leaseMs ?? DEFAULT_OWNERSHIP_LEASE_MS;
+  if (typeof lease !== 'number' || !Number.isInteger(lease) || lease < MIN_OWNERSHIP_LEASE_MS) {
+    throw new InvalidOptionsError(SERVER_MESSAGES.badOwnershipLease(lease, MIN_OWNERSHIP_LEASE_MS, where));
+  }
+  return { leaseMs: lease };
 }
 
 function requirePositiveInteger(option: string, value: unknown, where: string): void {

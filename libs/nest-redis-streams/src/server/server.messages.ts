@@ -1,5 +1,16 @@
 /** Log lines and errors of the consumer pipeline: full sentences naming the stream, the entry and the fix. */
 export const SERVER_MESSAGES = {
+  badOwnership: (value: unknown, where: string) =>
+    `Option "ownership" must be "shared" or "exclusive"${where}, got ${JSON.stringify(value)}.`,
+  badOwnershipLease: (value: unknown, min: number, where: string) =>
+    `Option "ownershipLeaseMs" must be an integer of at least ${min}${where}, got ${JSON.stringify(value)}. ` +
+    'Renewals run every third of it, so a shorter lease is lost to one slow round trip or GC pause.',
+  replyFenced: (replyTo: string) =>
+    `Reply to "${replyTo}" not written: this instance no longer owns the request's partition ` +
+    '(exclusive ownership); the new owner runs the request again and answers it.',
+  partitionsHandedOver: (stream: string, group: string, released: number) =>
+    `Handed partition "${stream}" of group "${group}" over to another instance` +
+    (released > 0 ? ` (${released} unfinished entries handed back).` : '.'),
   ackFailed: (count: number, stream: string, group: string, cause: string) =>
     `Ack of ${count} entries of stream "${stream}" group "${group}" failed: ${cause}. ` +
     'They stay pending and will be delivered again.',

@@ -9,6 +9,10 @@ import { FailureHandler } from './failure-handler.js';
 import { FifoQueue } from './fifo-queue.js';
 import { HeldEntry } from './held-entry.js';
 import type { RecoveryTarget } from '../recovery/recovery-target.interface.js';
+import { claimIfOwned } from '../ownership/fenced-writes.js';
+import type { OwnedPartition } from '../ownership/owned-partition.interface.js';
+import { partitionOwnerKey } from '../ownership/ownership-keys.js';
+import { PartitionFence } from '../ownership/partition-fence.js';
 import type { SettleOutcome, SlotOwner } from './slot-owner.interface.js';
 import type { StreamSubscription } from './stream-subscription.js';
 import { SERVER_MESSAGES } from './server.messages.js';
@@ -20,7 +24,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Start-up drains this consumer's own pending entries (ID `0`) before new ones (`>`); every
  * entry is acknowledged only after its handler succeeded.
  */
-export class StreamConsumer implements SlotOwner, RecoveryTarget {
+export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition {
   /** Entries read and not yet settled, by id: running, waiting for a slot, or being acked. */
   readonly held = new Map<string, HeldEntry>();
   /** Time of the last successful read (or empty read) of the loop: a liveness signal. */
@@ -42,13 +46,27 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
   private readonly acks: AckBatcher;
   private readonly parking: FailureHandler;
   private readonly dispatcher: EntryDispatcher;
+  /** Exclusive ownership: this instance's hold on the partition (undefined: shared, read always). */
+  readonly fence?: PartitionFence;
+  /** A new generation was granted: move the partition's whole PEL here before reading. */
+  private takeover = false;
+  /** Giving the partition up (or given up): nothing is read or started until acquired again. */
+  private handingOver = false;
 
   constructor(
     readonly subscription: StreamSubscription,
     private readonly rt: ConsumerRuntime,
   ) {
     const { stream, options } = subscription;
-    this.parking = new FailureHandler({ stream, group: options.group, consumer: rt.consumer, options }, rt);
+    if (options.exclusive) {
+      this.fence = new PartitionFence(partitionOwnerKey(stream, options.group), rt.member ?? rt.consumer);
+      this.fence.onGranted(() => {
+        this.wake?.();
+        this.startWaiting();
+      });
+    }
+    const fence = this.fence;
+    this.parking = new FailureHandler({ stream, group: options.group, consumer: rt.consumer, options, fence }, rt);
     this.acks = new AckBatcher(
       rt.commands,
       stream,
@@ -57,6 +75,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
       (id) => this.ackRejected(id),
       (count) => count > 0 && rt.events.emit('acked', { stream, group: options.group, count }),
       (err, ids) => rt.logger.error(SERVER_MESSAGES.ackFailed(ids.length, stream, options.group, err.message)),
+      fence,
     );
     this.dispatcher = new EntryDispatcher(this, subscription, rt, this.acks, this.parking);
   }
@@ -72,6 +91,9 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
   }
   get options(): StreamSubscription['options'] {
     return this.subscription.options;
+  }
+  get partition(): number {
+    return this.subscription.partition;
   }
   get heldCount(): number {
     return this.held.size;
@@ -230,6 +252,10 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
     let cursor = '-';
     let failures = 0;
     while (!this.stopping) {
+      if (this.fence && !this.mayRead()) {
+        await this.waitForOwnership();
+        continue;
+      }
       if (this.replayOwnPending) {
         this.replayOwnPending = false;
         replaying = true;
@@ -244,6 +270,10 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
         continue;
       }
       try {
+        if (this.takeover) {
+          await this.takeOverPending();
+          continue;
+        }
         if (replaying) {
           const rows = await this.rt.commands.nrsReadOwnPending(this.stream, this.group, this.consumer, cursor, room);
           failures = 0;
@@ -262,6 +292,10 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
             entry.countOnStart = true;
             this.accept(entry);
           }
+          continue;
+        }
+        if (this.fence) {
+          await this.readFenced(this.fence, room);
           continue;
         }
         const reply = (await this.rt.reader.xreadgroup(
@@ -309,7 +343,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
     this.held.set(entry.id, entry);
     // While stopping, an entry is only held: stop() hands it back for another consumer.
     if (this.stopping) return;
-    if (this.running < this.subscription.options.concurrency) this.run(entry);
+    if (this.running < this.subscription.options.concurrency && this.mayRun()) this.run(entry);
     else this.waiting.push(entry);
   }
 
@@ -351,7 +385,9 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
     entry.countOnStart = false;
     const next = entry.deliveries + 1;
     if (entry.fields !== null && next <= this.subscription.options.maxDeliveries) {
-      const [lost, trimmed] = await this.rt.commands.nrsClaimIfOwned(this.stream, this.group, this.consumer, 0, next, entry.id);
+      const [lost, trimmed] = await claimIfOwned(this.rt.commands, this.fence, this.stream, this.group, this.consumer, 0, next, [
+        entry.id,
+      ]);
       if (lost.length > 0) {
         // Acked, parked or taken over since the replay read it: not this consumer's to run.
         entry.markLost();
@@ -391,7 +427,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
     this.startingWaiting = true;
     try {
       const { concurrency } = this.subscription.options;
-      while (this.running < concurrency && this.waiting.size > 0 && !this.stopping) {
+      while (this.running < concurrency && this.waiting.size > 0 && !this.stopping && this.mayRun()) {
         const next = this.waiting.shift()!;
         if (next.lost) this.held.delete(next.id);
         else this.run(next);
@@ -406,6 +442,129 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget {
     const ids = entries.map(([id]) => id);
     const counts = await this.rt.commands.nrsDeliveryCounts(this.stream, this.group, ...ids);
     return new Map(ids.map((id, i) => [id, Number(counts[i])]));
+  }
+
+  /** Exclusive ownership: held and not being handed over (always true when shared). */
+  private mayRead(): boolean {
+    return !this.fence || (this.fence.held && !this.handingOver);
+  }
+
+  /** Handlers start only while the partition is held by the local clock (always when shared). */
+  private mayRun(): boolean {
+    return this.mayRead();
+  }
+
+  /**
+   * Waits for a grant or renewal (or a stop). The loop is idle on purpose, so it counts as alive:
+   * a standby instance must not fail its liveness check.
+   */
+  private async waitForOwnership(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      this.wake = resolve;
+      timer = setTimeout(resolve, this.rt.blockMs);
+    });
+    clearTimeout(timer);
+    this.wake = null;
+    this.lastReadAt = Date.now();
+  }
+
+  /**
+   * After a grant: every pending entry of the partition (a previous owner's, handed back or left
+   * by a crash) becomes this consumer's (XAUTOCLAIM … JUSTID: no delivery counted), so the replay
+   * that follows runs them in stream order before anything new is read.
+   */
+  private async takeOverPending(): Promise<void> {
+    const fence = this.fence!;
+    let cursor = '0-0';
+    do {
+      const generation = fence.generation;
+      if (generation === null) return;
+      const { ownerKey, member } = fence;
+      const reply = await this.rt.commands.nrsFencedAutoClaim(
+        this.stream,
+        ownerKey,
+        member,
+        generation,
+        this.group,
+        this.consumer,
+        0,
+        cursor,
+        1000,
+        '1',
+      );
+      if (reply === null) return;
+      cursor = reply[0];
+      if ((reply[2] ?? []).length > 0) await this.tombstone(reply[2]!);
+    } while (cursor !== '0-0');
+    this.takeover = false;
+    this.replayOwnPending = true;
+  }
+
+  /**
+   * Reads new entries in a script that checks the fence first (an XREADGROUP from a stale owner
+   * would take entries into its PEL); when there are none, waits with a plain XREAD BLOCK, which
+   * takes nothing from the group.
+   */
+  private async readFenced(fence: PartitionFence, room: number): Promise<void> {
+    const generation = fence.generation;
+    if (generation === null) return;
+    const { ownerKey, member } = fence;
+    const reply = await this.rt.commands.nrsFencedRead(
+      this.stream,
+      ownerKey,
+      member,
+      generation,
+      this.group,
+      this.consumer,
+      room,
+    );
+    this.lastReadAt = Date.now();
+    if (reply === null) return this.waitForOwnership(); // refused: the coordinator finds out why
+    const [entries, lastId] = reply;
+    for (const [id, fields] of entries) this.accept(new HeldEntry(id, fields, 1, this));
+    if (entries.length === 0) await this.rt.reader.xread('BLOCK', this.rt.blockMs, 'STREAMS', this.stream, lastId ?? '$');
+  }
+
+  /** OwnedPartition: a new generation was granted. */
+  acquired(): void {
+    this.handingOver = false;
+    this.takeover = true;
+    this.wake?.();
+  }
+
+  /**
+   * OwnedPartition: cooperative hand-over. Nothing new is read or started; running handlers
+   * finish (up to maxHandlerMs) and their acks go out under the generation still held; entries
+   * that never started are handed back. The new owner takes them over in stream order.
+   */
+  async handOver(): Promise<void> {
+    this.handingOver = true;
+    this.wake?.();
+    if (this.running > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.idle = resolve;
+        timer = setTimeout(resolve, this.subscription.options.maxHandlerMs);
+      });
+      clearTimeout(timer);
+    }
+    await this.acks.drain();
+    const unstarted = [...this.held.values()].filter((entry) => entry.startedAt === 0);
+    this.waiting.clear();
+    for (const entry of unstarted) this.held.delete(entry.id);
+    if (unstarted.length > 0) await this.parking.release(unstarted);
+    this.rt.logger.log(SERVER_MESSAGES.partitionsHandedOver(this.stream, this.group, unstarted.length));
+  }
+
+  /** OwnedPartition: taken while held. Entries not started are dropped; running ones are aborted. */
+  lost(): void {
+    this.waiting.clear();
+    for (const entry of [...this.held.values()]) {
+      if (entry.startedAt === 0) this.held.delete(entry.id);
+      else entry.markLost();
+    }
+    this.wake?.();
   }
 
   ref(entry: HeldEntry): EntryRef {

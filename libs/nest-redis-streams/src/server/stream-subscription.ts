@@ -13,6 +13,8 @@ export interface ResolvedHandlerOptions {
   deadLetterStream: string;
   orderingKey?: string | ((data: unknown) => string | undefined);
   maxHandlerMs: number;
+  /** Present only with `ownership: 'exclusive'`: the partitions are owned one instance at a time. */
+  exclusive?: { leaseMs: number };
 }
 
 /** One stream read in one group by one (possibly chained) handler. */

@@ -1,0 +1,118 @@
+import { Controller } from '@nestjs/common';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import { RedisStreamsContext, type RedisStreamsServer, partitionStream } from 'nest-redis-streams';
+import { partitionOwnerKey } from '../../libs/nest-redis-streams/src/ownership/ownership-keys.js';
+import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
+import { pendingCount, redisClient, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
+
+/** Handlers of one logical stream with exclusive ownership; every run is recorded with its instance. */
+function exclusiveHandlers(stream: string, partitions: number, runs: Array<{ consumer: string; n: number; stream: string }>) {
+  @Controller()
+  class Handlers {
+    @EventPattern(stream, { group: 'g', partitions, ownership: 'exclusive', ownershipLeaseMs: 600, minIdleTimeMs: 1_000 })
+    handle(@Payload() data: { n: string }, @Ctx() ctx: RedisStreamsContext) {
+      runs.push({ consumer: ctx.getConsumer(), n: Number(data.n), stream: ctx.getStream() });
+    }
+  }
+  return Handlers;
+}
+
+const owned = (server: RedisStreamsServer) => server.getOwnership()[0]?.owned ?? [];
+
+describe('exclusive partition ownership (in one process)', () => {
+  const { redis, closers } = testContext();
+
+  async function instance(stream: string, name: string, runs: Array<{ consumer: string; n: number; stream: string }>) {
+    const started = await startMicroservice([exclusiveHandlers(stream, 6, runs)], { consumer: name });
+    closers.push(() => started.app.close());
+    return started;
+  }
+
+  it('a lone instance owns every partition once listening; a second and third take their share, and each entry runs once', async () => {
+    const stream = unique('own');
+    const runs: Array<{ consumer: string; n: number; stream: string }> = [];
+    const a = await instance(stream, 'a', runs);
+    expect(owned(a.server)).toEqual([0, 1, 2, 3, 4, 5]);
+    const assigned: number[] = [];
+    a.server.events.on('partition-revoked', (e) => assigned.push(e.partition));
+    const b = await instance(stream, 'b', runs);
+    const c = await instance(stream, 'c', runs);
+    await waitFor(() => [a, b, c].every(({ server }) => owned(server).length === 2), 'partitions shared 2/2/2');
+    const all = [a, b, c].flatMap(({ server }) => owned(server));
+    expect(all.sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    // a gave up exactly the four partitions that moved, no more.
+    expect(assigned).toHaveLength(4);
+    for (let n = 0; n < 60; n++) await redis.xadd(partitionStream(stream, n % 6), '*', 'n', String(n));
+    await waitFor(() => runs.length >= 60, 'all 60 entries handled');
+    expect(new Set(runs.map((r) => r.n)).size).toBe(60);
+    expect(runs).toHaveLength(60);
+    // Each partition's entries ran on its one owner, in stream order.
+    for (let p = 0; p < 6; p++) {
+      const mine = runs.filter((r) => r.stream === partitionStream(stream, p));
+      expect(new Set(mine.map((r) => r.consumer)).size).toBe(1);
+      expect(mine.map((r) => r.n)).toEqual([...mine.map((r) => r.n)].sort((x, y) => x - y));
+    }
+    const details = a.server.getOwnership()[0];
+    expect(details.members).toHaveLength(3);
+    expect(details.partitions.filter((p) => p.mine).map((p) => p.partition)).toEqual(owned(a.server));
+  });
+
+  it('a closed instance releases its partitions: the other takes them over at once and runs what was left pending', async () => {
+    const stream = unique('own-close');
+    const runs: Array<{ consumer: string; n: number; stream: string }> = [];
+    const a = await instance(stream, 'a', runs);
+    const b = await instance(stream, 'b', runs);
+    await waitFor(() => owned(a.server).length === 3 && owned(b.server).length === 3, 'partitions shared 3/3');
+    await a.app.close();
+    await waitFor(() => owned(b.server).length === 6, 'b owns all six');
+    for (let n = 0; n < 12; n++) await redis.xadd(partitionStream(stream, n % 6), '*', 'n', String(n));
+    await waitFor(() => runs.length >= 12, 'all 12 entries handled');
+    expect(runs.every((r) => r.consumer === 'b')).toBe(true);
+    for (let p = 0; p < 6; p++) expect(await pendingCount(redis, partitionStream(stream, p), 'g')).toBe(0);
+  });
+
+  it('shared consumption (the default) writes no ownership key', async () => {
+    const stream = unique('own-off');
+    const runs: Array<{ consumer: string; n: number; stream: string }> = [];
+    @Controller()
+    class Shared {
+      @EventPattern(stream, { group: 'g', partitions: 2 })
+      handle(@Payload() data: { n: string }, @Ctx() ctx: RedisStreamsContext) {
+        runs.push({ consumer: ctx.getConsumer(), n: Number(data.n), stream: ctx.getStream() });
+      }
+    }
+    const { app, server } = await startMicroservice([Shared], { consumer: 'solo' });
+    closers.push(() => app.close());
+    await redis.xadd(partitionStream(stream, 1), '*', 'n', '1');
+    await waitFor(() => runs.length === 1, 'the entry handled');
+    expect(server.getOwnership()).toEqual([]);
+    expect(await redis.keys(`*${stream}*nrs-*`)).toEqual([]);
+  });
+
+  it('fences every write: a stale generation cannot ack, renew, retry or dead-letter', async () => {
+    const stream = unique('fence');
+    const scripted = withStreamScripts(redisClient());
+    closers.push(() => scripted.quit());
+    const owner = partitionOwnerKey(stream, 'g');
+    await scripted.xgroup('CREATE', stream, 'g', '0', 'MKSTREAM');
+    const id = await scripted.xadd(stream, '*', 'data', '{}');
+    await scripted.xreadgroup('GROUP', 'g', 'c', 'STREAMS', stream, '>');
+    const [ok1, gen1] = await scripted.nrsOwnClaim(owner, 'old', 60_000, '');
+    expect([ok1, gen1]).toEqual([1, 1]);
+    // The lease runs out (set into the past), and another instance claims: generation 2.
+    await scripted.hset(owner, 'until', 0);
+    const [ok2, gen2] = await scripted.nrsOwnClaim(owner, 'new', 60_000, '');
+    expect([ok2, gen2]).toEqual([1, 2]);
+    const stale = [owner, 'old', '1', 'g', 'c'] as const;
+    expect(await scripted.nrsAckIfOwnedFenced(stream, ...stale, id!, id!, id!)).toEqual([id]);
+    expect(await scripted.nrsClaimIfOwnedFenced(stream, ...stale, 0, -1, id!)).toEqual([[id], []]);
+    expect(await scripted.nrsDeadLetterIfOwnedFenced(stream, `${stream}:dlq`, ...stale, id!, '1', '0')).toBeNull();
+    expect(await scripted.nrsFencedRead(stream, ...stale, 10)).toBeNull();
+    expect(await scripted.nrsOwnClaim(owner, 'old', 60_000, '1')).toEqual([0, 2, 'new']);
+    expect(await scripted.nrsOwnRelease(owner, 'old', '1')).toBe(0);
+    expect(await pendingCount(redis, stream, 'g')).toBe(1);
+    // The current generation may write.
+    expect(await scripted.nrsAckIfOwnedFenced(stream, owner, 'new', '2', 'g', 'c', id!, id!, id!)).toEqual([]);
+    expect(await pendingCount(redis, stream, 'g')).toBe(0);
+  });
+});
