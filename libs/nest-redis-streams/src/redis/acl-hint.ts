@@ -1,0 +1,42 @@
+import type { RedisConnectionOptions } from '../interfaces/connection-options.interface.js';
+import { isClusterConnection } from './connection.factory.js';
+
+/**
+ * The `ACL SETUSER` line that grants what a NOPERM reply refused, or null for any other error.
+ * Redis names the command (with its subcommand, `xinfo|stream`) but, before 7.2, not the user:
+ * pass the user the connection logs in as (`aclUserOf`).
+ */
+export function aclFixFor(err: unknown, user: string): string | null {
+  const message = err instanceof Error ? err.message : String(err);
+  if (!/\bNOPERM\b/.test(message)) return null;
+  const command = /no permissions to run the '([^']+)' command/.exec(message)?.[1];
+  if (command) return `ACL SETUSER ${user} +${command.toLowerCase()}`;
+  if (/no permissions to access (?:one of the keys|a key)/.test(message)) {
+    return `ACL SETUSER ${user} ~<keyPrefix>* ~{<keyPrefix>* (key patterns covering the streams, their dead-letter streams and trim-audit hashes)`;
+  }
+  if (/no permissions to access (?:one of the channels|a channel)/.test(message)) return `ACL SETUSER ${user} &<channel>`;
+  return null;
+}
+
+/** A NOPERM error's message with the ACL fix appended; other errors' messages unchanged. */
+export function explainAclError(err: unknown, user: string): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const fix = aclFixFor(err, user);
+  return fix
+    ? `${message}. Redis user "${user}" lacks this permission; grant it with \`${fix}\` (README "Production kit" lists what each role needs).`
+    : message;
+}
+
+/** The user a connection logs in as: the URL's or the options' username, else Redis' `default`. */
+export function aclUserOf(connection: RedisConnectionOptions | undefined): string {
+  if (connection === undefined) return 'default';
+  if (typeof connection === 'string') {
+    try {
+      return decodeURIComponent(new URL(connection).username) || 'default';
+    } catch {
+      return 'default';
+    }
+  }
+  if (isClusterConnection(connection)) return connection.clusterOptions?.redisOptions?.username ?? 'default';
+  return connection.username ?? 'default';
+}

@@ -1,0 +1,145 @@
+import { Controller } from '@nestjs/common';
+import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
+import { HealthIndicatorService } from '@nestjs/terminus';
+import type { Redis } from 'ioredis';
+import { lastValueFrom } from 'rxjs';
+import {
+  DeadLetterService,
+  RedisStreamsClient,
+  RedisStreamsHealthIndicator,
+  RedisStreamsMetrics,
+  collectStreamStats,
+  trimSafely,
+} from 'nest-redis-streams';
+import { Registry } from 'prom-client';
+import { redisClient, startMicroservice, unique, waitFor } from '../support/helpers.js';
+import { aclFixFor, aclUserOf, explainAclError } from '../../libs/nest-redis-streams/src/redis/acl-hint.js';
+import { readmeAclLines } from './acl-users.js';
+
+// CommonJS helper shared with the scripts: a private redis-server whose users this test defines.
+const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {
+  startRedis(): Promise<{ url: string; port: number; stop(): Promise<void> }>;
+};
+
+jest.setTimeout(60_000);
+
+const PASSWORDS = { consumer: 'consumer-secret-1', producer: 'producer-secret-2', operator: 'operator-secret-3' };
+
+describe('least privilege: the README ACL users', () => {
+  let redisProcess: { url: string; port: number; stop(): Promise<void> };
+  let admin: Redis;
+  const closers: Array<() => unknown> = [];
+  const urlOf = (user: keyof typeof PASSWORDS) => `redis://nrs-${user}:${PASSWORDS[user]}@127.0.0.1:${redisProcess.port}`;
+
+  beforeAll(async () => {
+    redisProcess = await startRedis();
+    admin = redisClient(redisProcess.url);
+    const lines = readmeAclLines(PASSWORDS);
+    expect(lines.map((args) => args[2])).toEqual(['nrs-consumer', 'nrs-producer', 'nrs-operator']);
+    for (const [, ...args] of lines) await admin.call('ACL', ...args);
+  });
+  afterEach(async () => {
+    while (closers.length) await closers.pop()!();
+  });
+  afterAll(async () => {
+    await admin.quit();
+    await redisProcess.stop();
+  });
+
+  it('run a server (reads, acks, retries, reclaims, dead letters, replies), a client, health and metrics, then work on the dead letters', async () => {
+    const name = unique('acl').replace(/^t:/, '');
+    const stream = `app:${name}`;
+    const handled: string[] = [];
+    let badAttempts = 0;
+    @Controller()
+    class Handlers {
+      @EventPattern(name)
+      handle(@Payload() data: { n: number; bad?: boolean }) {
+        if (data.bad) {
+          badAttempts++;
+          throw new Error('bad entry');
+        }
+        handled.push(String(data.n));
+      }
+      @MessagePattern(`${name}:rpc`)
+      double(@Payload() data: { n: number }) {
+        return data.n * 2;
+      }
+    }
+    // An entry a crashed consumer left behind, for the reclaimer to take over.
+    await admin.xgroup('CREATE', stream, 'nest', '0', 'MKSTREAM');
+    const orphan = await admin.xadd(stream, '*', 'data', JSON.stringify({ n: 0 }));
+    await admin.xreadgroup('GROUP', 'nest', 'crashed-pod', 'COUNT', 1, 'STREAMS', stream, '>');
+    await admin.xclaim(stream, 'nest', 'crashed-pod', 0, orphan!, 'IDLE', 600_000, 'JUSTID');
+
+    const { app, server } = await startMicroservice([Handlers], {
+      connection: urlOf('consumer'),
+      keyPrefix: 'app:',
+      maxDeliveries: 2,
+      retryBackoffMs: 20,
+      minIdleTimeMs: 1_000,
+      reclaimIntervalMs: 100,
+    });
+    closers.push(() => app.close());
+    const client = new RedisStreamsClient({ connection: urlOf('producer'), keyPrefix: 'app:', retention: { maxLen: 1_000 } });
+    closers.push(() => client.close());
+    const registry = new Registry();
+    const metrics = new RedisStreamsMetrics()
+      .attach(server, { registry, sampleIntervalMs: 0 })
+      .attachClient(client, { registry });
+    closers.push(() => metrics.close());
+
+    for (let n = 1; n <= 5; n++) await lastValueFrom(client.emit(name, { n, bad: n === 3 }));
+    await expect(lastValueFrom(client.send(`${name}:rpc`, { n: 21 }))).resolves.toBe(42);
+    await waitFor(() => handled.length === 5, 'the orphan (reclaimed) and four good entries');
+    const deadLetterStream = `${stream}:dlq`;
+    await waitFor(async () => (await admin.xlen(deadLetterStream)) === 1, 'the bad entry parked after two deliveries');
+
+    const indicator = new RedisStreamsHealthIndicator(new HealthIndicatorService());
+    const ready = await indicator.isReady('streams', server, { maxDeadLetters: 10 });
+    expect(ready.streams.status).toBe('up');
+    expect((await indicator.isLive('streams', server)).streams.status).toBe('up');
+    await metrics.sampleNow();
+    const memory = await registry.getSingleMetric('redis_streams_redis_memory_used_bytes')!.get();
+    expect(memory.values[0].value).toBeGreaterThan(0);
+    const xadds = await registry.getSingleMetric('redis_streams_xadd_duration_seconds')!.get();
+    expect(
+      xadds.values.find((v) => (v as { metricName?: string }).metricName?.endsWith('_count') && v.labels.stream === stream)
+        ?.value,
+    ).toBe(5);
+
+    // The operator: figures, dead letters (list, redrive), safe trimming.
+    const operator = redisClient(urlOf('operator'));
+    closers.push(() => operator.quit());
+    const stats = await collectStreamStats(operator, stream, 'nest', deadLetterStream);
+    expect(stats).toMatchObject({ stream, group: 'nest', pending: 0, deadLetters: 1 });
+    const dlq = new DeadLetterService(operator);
+    const page = await dlq.list(deadLetterStream);
+    expect(page.items).toHaveLength(1);
+    const attempts = badAttempts;
+    await expect(dlq.redrive(deadLetterStream, page.items[0].id)).resolves.toEqual(expect.any(String));
+    await waitFor(() => badAttempts > attempts, 'the re-driven entry delivered again');
+    await expect(trimSafely(operator, stream, { maxLen: 0 })).resolves.toBeDefined();
+  });
+
+  it('refuse what a role lacks naming the command, and the hint names the ACL line that fixes it', async () => {
+    const url = urlOf('producer');
+    const producer = redisClient(url);
+    closers.push(() => producer.quit());
+    const stream = `app:${unique('acl-refused')}`;
+    await admin.xgroup('CREATE', stream, 'nest', '$', 'MKSTREAM');
+    const readGroup = () => producer.xreadgroup('GROUP', 'nest', 'x', 'STREAMS', stream, '>');
+    const refused = await readGroup().catch((err: Error) => err);
+    expect((refused as Error).message).toMatch(/NOPERM .*no permissions to run the 'xreadgroup' command/);
+    const fix = aclFixFor(refused, aclUserOf(url));
+    expect(fix).toBe('ACL SETUSER nrs-producer +xreadgroup');
+    expect(explainAclError(refused, aclUserOf(url))).toContain('grant it with `ACL SETUSER nrs-producer +xreadgroup`');
+    // The line is the fix: after it, the same command runs.
+    await admin.call('ACL', ...fix!.split(' ').slice(1));
+    await expect(readGroup()).resolves.toBeNull();
+
+    const outside = await producer.xadd('other:stream', '*', 'a', '1').catch((err: Error) => err);
+    expect((outside as Error).message).toMatch(/NOPERM .*key/);
+    expect(aclFixFor(outside, 'nrs-producer')).toMatch(/^ACL SETUSER nrs-producer ~<keyPrefix>\*/);
+  });
+});
