@@ -1,6 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import { RedisStreamsContext, type RedisStreamsServer, partitionStream } from 'nest-redis-streams';
+import { HealthIndicatorService } from '@nestjs/terminus';
+import { RedisStreamsContext, RedisStreamsHealthIndicator, type RedisStreamsServer, partitionStream } from 'nest-redis-streams';
 import { partitionOwnerKey } from '../../libs/nest-redis-streams/src/ownership/ownership-keys.js';
 import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
 import { pendingCount, redisClient, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
@@ -55,6 +56,12 @@ describe('exclusive partition ownership (in one process)', () => {
     const details = a.server.getOwnership()[0];
     expect(details.members).toHaveLength(3);
     expect(details.partitions.filter((p) => p.mine).map((p) => p.partition)).toEqual(owned(a.server));
+    // Readiness shows who owns which partition under which generation.
+    const ready = await new RedisStreamsHealthIndicator(new HealthIndicatorService()).isReady('streams', a.server);
+    const [report] = (ready.streams as unknown as { ownership: Array<typeof details> }).ownership;
+    expect(report.owned).toEqual(owned(a.server));
+    expect(report.partitions.every((p) => p.owner !== null && p.generation >= 1)).toBe(true);
+    expect(report.rebalances).toBeGreaterThanOrEqual(2);
   });
 
   it('a closed instance releases its partitions: the other takes them over at once and runs what was left pending', async () => {

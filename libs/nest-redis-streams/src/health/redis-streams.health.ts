@@ -12,6 +12,9 @@ import { withTimeout } from './with-timeout.js';
 
 export type { ReadLoopReport, StreamHealthReport } from './health-report.interface.js';
 
+/** Readiness details of one logical stream and group under exclusive ownership. */
+export type OwnershipReport = ReturnType<RedisStreamsServer['getOwnership']>[number];
+
 /**
  * Terminus 12 indicator for a `RedisStreamsServer`:
  *
@@ -57,8 +60,11 @@ export class RedisStreamsHealthIndicator {
     const now = Date.now();
     const streams = measured.map((m) => this.report(m, options, now));
     const reasons = streams.flatMap((s) => (s.reason ? [s.reason] : []));
-    const data: { streams: StreamHealthReport[]; reason?: string } = { streams };
+    const data: { streams: StreamHealthReport[]; reason?: string; ownership?: OwnershipReport[] } = { streams };
     if (reasons.length > 0) data.reason = reasons.join(' ');
+    // Exclusive ownership only: who owns which partition, under which generation.
+    const ownership = server.getOwnership();
+    if (ownership.length > 0) data.ownership = ownership;
     if (streams.some((s) => s.status === 'down')) return session.down(data);
     if (streams.some((s) => s.status === 'degraded')) {
       // Terminus 12 has a "degraded" status; Terminus 11 has not: there the check passes as up and
