@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { lastValueFrom } from 'rxjs';
 import {
   DeadLetterService,
+  PublishFailedError,
   RedisStreamsClient,
   RedisStreamsHealthIndicator,
   RedisStreamsMetrics,
@@ -141,5 +142,36 @@ describe('least privilege: the README ACL users', () => {
     const outside = await producer.xadd('other:stream', '*', 'a', '1').catch((err: Error) => err);
     expect((outside as Error).message).toMatch(/NOPERM .*key/);
     expect(aclFixFor(outside, 'nrs-producer')).toMatch(/^ACL SETUSER nrs-producer ~<keyPrefix>\*/);
+  });
+
+  it("make the client's own error name the refused command and the ACL line that grants it", async () => {
+    // A producer whose role lacks XADD: its emit is refused by Redis.
+    await admin.call(
+      'ACL',
+      'SETUSER',
+      'nrs-no-xadd',
+      'on',
+      '>no-xadd-secret',
+      'resetkeys',
+      '~app:*',
+      'resetchannels',
+      '-@all',
+      '+@read',
+      '+ping',
+      '+hello',
+      '+client|setname',
+      '+info',
+    );
+    const client = new RedisStreamsClient({
+      connection: `redis://nrs-no-xadd:no-xadd-secret@127.0.0.1:${redisProcess.port}`,
+      keyPrefix: 'app:',
+    });
+    closers.push(() => client.close());
+    await client.connect();
+    const refused = await lastValueFrom(client.emit(unique('acl-emit'), { n: 1 })).catch((err: Error) => err);
+    expect(refused).toBeInstanceOf(PublishFailedError);
+    expect((refused as Error).message).toMatch(/no permissions to run the 'xadd' command/);
+    expect((refused as Error).message).toContain('grant it with `ACL SETUSER nrs-no-xadd +xadd`');
+    expect((refused as Error).message).not.toContain('no-xadd-secret');
   });
 });

@@ -28,6 +28,7 @@ import { PendingRequests } from './pending-requests.js';
 import { ReplyReader } from './reply-reader.js';
 import { type ResolvedClientOptions, resolveClientOptions } from './resolve-client-options.js';
 import { StreamRecord, envelopeOf } from './stream-record.js';
+import { aclUserOf } from '../redis/acl-hint.js';
 import { explainWriteError } from './write-errors.js';
 import type { ClientWriteObserver } from './write-observer.interface.js';
 import { XaddBatcher } from './xadd-batcher.js';
@@ -257,7 +258,12 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
   }
 
   private writeContext(stream: string) {
-    return { stream, where: describeConnection(this.options.connection), offlineTimeoutMs: this.options.offlineTimeoutMs };
+    return {
+      stream,
+      where: describeConnection(this.options.connection),
+      offlineTimeoutMs: this.options.offlineTimeoutMs,
+      user: aclUserOf(this.options.connection),
+    };
   }
 
   private explainFor(err: unknown, pattern: unknown): unknown {

@@ -4,6 +4,7 @@ import { NoMessageHandlerError } from './errors/no-message-handler.error.js';
 import { PayloadTooLargeError } from './errors/payload-too-large.error.js';
 import { PublishFailedError } from './errors/publish-failed.error.js';
 import { CLIENT_MESSAGES } from './client.messages.js';
+import { explainAclError } from '../redis/acl-hint.js';
 import { OfflineTimeoutError } from './xadd-batcher.js';
 
 /** Where the failed write went and what bounded the wait, for the message. */
@@ -12,6 +13,8 @@ export interface WriteContext {
   /** Redis address without credentials. */
   where: string;
   offlineTimeoutMs: number;
+  /** The Redis user the client logs in as, named in the fix for a refused permission. */
+  user?: string;
 }
 
 /** Errors that already explain themselves and name their stream. */
@@ -23,7 +26,7 @@ function isExplained(err: unknown): boolean {
  * Turns what ioredis or Redis reported for a failed XADD into a PublishFailedError naming the
  * stream and the fix, and saying whether the entry may have been stored anyway.
  */
-export function explainWriteError(err: unknown, { stream, where, offlineTimeoutMs }: WriteContext): unknown {
+export function explainWriteError(err: unknown, { stream, where, offlineTimeoutMs, user = 'default' }: WriteContext): unknown {
   if (isExplained(err)) return err;
   const cause = err instanceof Error ? err.message : String(err);
   const fail = (message: string, maybeStored: boolean) => new PublishFailedError(message, stream, maybeStored, { cause: err });
@@ -31,7 +34,8 @@ export function explainWriteError(err: unknown, { stream, where, offlineTimeoutM
   if (err instanceof OfflineTimeoutError) return fail(CLIENT_MESSAGES.offline(stream, where, offlineTimeoutMs), false);
   if (/^OOM\b/.test(cause)) return fail(CLIENT_MESSAGES.outOfMemory(stream, cause), false);
   // An error reply means Redis looked at the command and refused it.
-  if (err instanceof Error && err.name === 'ReplyError') return fail(CLIENT_MESSAGES.rejected(stream, cause), false);
+  if (err instanceof Error && err.name === 'ReplyError')
+    return fail(CLIENT_MESSAGES.rejected(stream, explainAclError(err, user)), false);
   // Anything else happened on the way (connection broke after sending, retries exhausted).
   return fail(CLIENT_MESSAGES.connectionLost(stream, where, cause), true);
 }

@@ -53,5 +53,5 @@ export function describeConnection(connection: RedisConnectionOptions | undefine
   }
   const target = connection ?? defaultRedisUrl();
   if (typeof target === 'string') return target.replace(/\/\/[^@/]*@/, '//');
-  return `redis://${target.host ?? '127.0.0.1'}:${target.port ?? 6379}`;
+  return `${target.tls ? 'rediss' : 'redis'}://${target.host ?? '127.0.0.1'}:${target.port ?? 6379}`;
 }
