@@ -6,6 +6,8 @@ import { pendingCount, redisUrl, startMicroservice, testContext, unique, waitFor
 import { pgKind, type TestDatabase, usePostgresServer } from './support/databases.js';
 
 usePostgresServer();
+// Each test creates a database and starts apps; on 2 shared cores that can pass Jest's 5 s default.
+jest.setTimeout(30_000);
 
 describe('Inbox in a RedisStreamsServer handler, on PostgreSQL 15', () => {
   const { redis, closers } = testContext();

@@ -3,6 +3,8 @@ import { waitFor } from '../support/helpers.js';
 import { type DatabaseKind, pgKind, type TestDatabase, typeormKind, usePostgresServer } from './support/databases.js';
 
 usePostgresServer();
+// Each test creates a database and starts apps; on 2 shared cores that can pass Jest's 5 s default.
+jest.setTimeout(30_000);
 
 /** A delivery as RedisStreamsContext reports it. */
 function delivery(eventId: string | undefined, entryId = '1-0', stream = 'orders', group = 'payments'): InboxDelivery {
@@ -125,12 +127,17 @@ describe.each<DatabaseKind>([pgKind, typeormKind])('Inbox on $name', (kind) => {
 
   it('lets a concurrent second delivery wait for the first and then skip it', async () => {
     let release!: () => void;
+    let entered!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    const firstHoldsKey = new Promise<void>((r) => (entered = r));
     const first = inbox.run(delivery('order-4'), 'payments.charge', async (tx) => {
+      entered();
       await charge('o-4')(tx);
       await gate;
       return 'first';
     });
+    // Start the copy only once the first delivery's inbox row exists (uncommitted).
+    await firstHoldsKey;
     const second = inbox.run(delivery('order-4', '2-0'), 'payments.charge', charge('o-4'));
     // The second insert blocks on the first one's uncommitted key.
     await waitFor(

@@ -6,6 +6,8 @@ import { redisUrl, testContext, unique, waitFor } from '../support/helpers.js';
 import { pgKind, type TestDatabase, usePostgresServer } from '../inbox/support/databases.js';
 
 usePostgresServer();
+// Each test creates a database and starts apps; on 2 shared cores that can pass Jest's 5 s default.
+jest.setTimeout(30_000);
 
 describe('Outbox relay metrics and health, on PostgreSQL 15', () => {
   const { closers } = testContext();

@@ -4,6 +4,8 @@ import { readAll, redisUrl, testContext, unique, waitFor } from '../support/help
 import { pgKind, type TestDatabase, typeormKind, usePostgresServer } from '../inbox/support/databases.js';
 
 usePostgresServer();
+// Each test creates a database and starts apps; on 2 shared cores that can pass Jest's 5 s default.
+jest.setTimeout(30_000);
 
 describe.each([pgKind, typeormKind])('Outbox and OutboxRelay on $name', (kind) => {
   const { redis, closers } = testContext();
@@ -133,6 +135,11 @@ describe.each([pgKind, typeormKind])('Outbox and OutboxRelay on $name', (kind) =
     expect(await t.query(`SELECT attempts, last_error FROM nrs_outbox WHERE event_id = 'a-1'`)).toEqual([
       { attempts: 2, last_error: 'Error: Redis said OOM' },
     ]);
+    // Redis has the entries before the relay's transaction marks them sent.
+    await waitFor(
+      async () => (await t.query(`SELECT 1 FROM nrs_outbox WHERE sent_at IS NULL`)).length === 0,
+      'key a marked sent',
+    );
     const [{ gap }] = await t.query<{ gap: number }>(
       `SELECT extract(epoch FROM sent_at - created_at)::float8 AS gap FROM nrs_outbox WHERE event_id = 'a-1'`,
     );

@@ -3,6 +3,8 @@ import { testContext, unique } from '../support/helpers.js';
 import { pgKind, type TestDatabase, usePostgresServer } from '../inbox/support/databases.js';
 
 usePostgresServer();
+// Each test creates a database and starts apps; on 2 shared cores that can pass Jest's 5 s default.
+jest.setTimeout(30_000);
 
 const delivery = (eventId: string): InboxDelivery => ({
   getStream: () => 'orders',

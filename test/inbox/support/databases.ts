@@ -43,7 +43,7 @@ export function usePostgresServer(): () => PostgresServer {
   afterAll(async () => {
     await server?.stop();
     server = null;
-  });
+  }, 30_000);
   return () => {
     if (!server) throw new Error('The PostgreSQL server is not started: call usePostgresServer() at the top of the file.');
     return server;
