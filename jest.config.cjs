@@ -12,8 +12,10 @@ const swc = [
   },
 ];
 const shared = {
-  transform: { '^.+\\.(t|j|mj)s$': swc },
-  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|uid|load-esm|file-type|strtok3|token-types|@tokenizer|iterare)/)'],
+  transform: { '^.+\\.(t|j|mj|cj)s$': swc },
+  transformIgnorePatterns: [
+    '/node_modules/(?!(@electric-sql|@nestjs|uid|load-esm|file-type|strtok3|token-types|@tokenizer|iterare)/)',
+  ],
   moduleNameMapper: {
     '^nest-redis-streams$': '<rootDir>/libs/nest-redis-streams/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',

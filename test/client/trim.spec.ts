@@ -1,7 +1,8 @@
 import { Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { lastValueFrom } from 'rxjs';
-import { StreamTrimmer, isAckedApproxFixed, trimSafely } from 'nest-redis-streams';
+import { StreamTrimmer, trimSafely } from 'nest-redis-streams';
+import { isAckedApproxFixed } from '../../libs/nest-redis-streams/src/trim/trim-features.js';
 import { unique, waitFor } from '../support/helpers.js';
 import { clientContext } from './client-fixture.js';
 

@@ -1,4 +1,5 @@
-import { type StreamStats, collectStreamStats, formatDuration, formatStatsTable } from 'nest-redis-streams';
+import { type StreamStats, collectStreamStats, formatStatsTable } from 'nest-redis-streams';
+import { formatDuration } from '../../libs/nest-redis-streams/src/health/stats-table.js';
 import { redisClient, unique } from '../support/helpers.js';
 
 describe('formatStatsTable', () => {

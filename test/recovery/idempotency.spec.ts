@@ -8,9 +8,9 @@ import {
   RedisStreamsContext,
   encodeEnvelope,
   idempotencyKey,
-  removeIdleConsumers,
   runOnce,
 } from 'nest-redis-streams';
+import { removeIdleConsumers } from '../../libs/nest-redis-streams/src/recovery/idle-consumers.js';
 import { Logger } from '@nestjs/common';
 import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
 import { pendingCount, redisClient, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';

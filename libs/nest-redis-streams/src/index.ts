@@ -1,5 +1,5 @@
 export * from './codec/index.js';
-export * from './constants.js';
+export { DEAD_LETTER_SUFFIX, ENVELOPE, SERVER_DEFAULTS } from './constants.js';
 export * from './context/index.js';
 export * from './errors/index.js';
 export * from './events/index.js';
@@ -13,7 +13,6 @@ export * from './module/index.js';
 export * from './trim/index.js';
 export * from './idempotency/index.js';
 export * from './filters/index.js';
-export * from './tracing/index.js';
 export * from './database/index.js';
 export * from './operations/index.js';
 export * from './console/index.js';

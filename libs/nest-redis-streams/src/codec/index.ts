@@ -1,3 +1,2 @@
-export * from './envelope.js';
+export { decodeEntry, encodeEnvelope, type DecodedEntry, type OutgoingEnvelope } from './envelope.js';
 export * from './json.codec.js';
-export * from './reply.js';

@@ -1,2 +1,2 @@
 export * from './redis-streams.events.js';
-export * from './transport-events.js';
+export type * from './transport-events.js';

@@ -1,7 +1,7 @@
 export * from './health-options.interface.js';
 export { HEALTH_DEFAULTS, THRESHOLD_DEFAULTS } from './health.constants.js';
 export * from './redis-streams.health.js';
-export { formatDuration, formatStatsTable } from './stats-table.js';
-export { evaluateStreamStats, type ResolvedThresholds, type StreamHealthStatus, type StreamVerdict } from './stream-health.js';
+export { formatStatsTable } from './stats-table.js';
+export type { StreamHealthStatus } from './stream-health.js';
 export * from './stream-stats.js';
 export { collectServerStats, type ConsumerStats } from './server-stats.js';

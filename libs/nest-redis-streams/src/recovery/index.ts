@@ -1,3 +1,2 @@
-export * from './dead-letter-record.js';
+export { DLQ_FIELDS, DeadLetterReason, type DeadLetterDetails } from './dead-letter-record.js';
 export * from './dead-letter.service.js';
-export { removeIdleConsumers } from './idle-consumers.js';

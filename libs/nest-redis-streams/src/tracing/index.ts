@@ -1,1 +1,2 @@
-export { activeTraceHeaders, runInTraceContext } from './trace-context.js';
+// Tracing is switched on by installing and configuring @opentelemetry/api; nothing to import.
+export {};

@@ -1,7 +1,4 @@
-export * from './group-backlog.js';
 export type * from './retention-options.interface.js';
-export * from './stream-id.js';
 export * from './stream-trimmer.service.js';
-export * from './trim-features.js';
 export * from './trim-safely.js';
 export { RETENTION_DEFAULTS } from './trim.constants.js';
