@@ -36,4 +36,24 @@ describe('option resolution', () => {
       'Option "maxDeliveries" must be a positive integer for stream "orders", got 1.5.',
     );
   });
+
+  it('adds exclusive ownership only when asked for, with its lease', () => {
+    const server = resolveServerOptions({ consumer: 'pod-1' });
+    expect(resolveHandlerOptions(server, {}, 'orders').exclusive).toBeUndefined();
+    expect(resolveHandlerOptions(server, { ownership: 'shared' }, 'orders')).not.toHaveProperty('exclusive');
+    expect(resolveHandlerOptions(server, { ownership: 'exclusive' }, 'orders').exclusive).toEqual({ leaseMs: 10_000 });
+    expect(resolveHandlerOptions(server, { ownership: 'exclusive', ownershipLeaseMs: 900 }, 'orders').exclusive).toEqual({
+      leaseMs: 900,
+    });
+  });
+
+  it('rejects a wrong ownership or a lease too short to renew, naming the stream', () => {
+    const server = resolveServerOptions({ consumer: 'pod-1' });
+    expect(() => resolveHandlerOptions(server, { ownership: 'single' as never }, 'orders')).toThrow(
+      'Option "ownership" must be "shared" or "exclusive" for stream "orders", got "single".',
+    );
+    expect(() => resolveHandlerOptions(server, { ownership: 'exclusive', ownershipLeaseMs: 100 }, 'orders')).toThrow(
+      'Option "ownershipLeaseMs" must be an integer of at least 300 for stream "orders", got 100.',
+    );
+  });
 });
