@@ -46,6 +46,14 @@ type Listener = (...args: unknown[]) => void;
  * A request to a stream that no consumer group reads fails at once (NoMessageHandlerError); one
  * to a stream whose group has no live `@MessagePattern` consumer (service down, or only
  * `@EventPattern` handlers in that group) is stored and fails after `requestTimeoutMs`.
+ *
+ * @example
+ * ```ts
+ * const client = new RedisStreamsClient({ connection: process.env.REDIS_URL });
+ * const id = await lastValueFrom(client.emit('orders', { id: 'o-1', amount: 42 }));
+ * const receipt = await lastValueFrom(client.send('payments.charge', { orderId: 'o-1' }));
+ * ```
+ * @publicApi
  */
 export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStreamsStatus> implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisStreamsClient.name);

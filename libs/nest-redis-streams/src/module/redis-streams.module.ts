@@ -27,4 +27,23 @@ import { ConfigurableRedisStreamsModule, REDIS_STREAMS_OPTIONS } from './redis-s
   ],
   exports: [REDIS_STREAMS_CLIENT, StreamTrimmer],
 })
+/**
+ * Registers a `RedisStreamsClient` (inject it with `@InjectRedisStreamsClient()`) and its
+ * `StreamTrimmer`. `register()` takes client options, `registerAsync()` a factory.
+ *
+ * @example
+ * ```ts
+ * @Module({ imports: [RedisStreamsModule.register({ connection: process.env.REDIS_URL })] })
+ * export class OrdersModule {}
+ *
+ * @Injectable()
+ * export class OrdersService {
+ *   constructor(@InjectRedisStreamsClient() private readonly streams: RedisStreamsClient) {}
+ *   place(order: Order) {
+ *     return lastValueFrom(this.streams.emit('orders', order));
+ *   }
+ * }
+ * ```
+ * @publicApi
+ */
 export class RedisStreamsModule extends ConfigurableRedisStreamsModule {}

@@ -68,6 +68,14 @@ export interface RedriveOptions {
  * stream with a fresh delivery budget, discard. Every call is safe to retry. Pass a plain ioredis
  * connection (or Cluster); in a cluster a dead-letter stream must share its source's hash slot
  * (the default naming does).
+ *
+ * @example
+ * ```ts
+ * const letters = new DeadLetterService(new Redis(process.env.REDIS_URL));
+ * const { items } = await letters.list('orders:dlq');
+ * for (const letter of items) if (letter.reason === DeadLetterReason.MAX_DELIVERIES) await letters.redrive('orders:dlq', letter.id);
+ * ```
+ * @publicApi
  */
 export class DeadLetterService {
   constructor(private readonly redis: Redis | Cluster) {}
