@@ -319,7 +319,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     const replyTo = entry.replyTo!;
     const correlationId = entry.correlationId!;
     return new Promise<void>((resolve) => {
-      const fence = this.consumers.find((c) => c.subscription === sub)?.fence;
+      const fence = sub.options.exclusive ? this.consumers.find((c) => c.subscription === sub)?.fence : undefined;
       const respond = async (packet: { response?: unknown; err?: unknown; isDisposed?: boolean }) => {
         const fields = encodeReply({ correlationId, ...packet }, this.replySerializer);
         // NOMKSTREAM: a reply to a client that closed (and deleted its stream) must not re-create it.
