@@ -1,4 +1,4 @@
-import type { Registry } from 'prom-client';
+import type { PromRegistry } from './prom-registry.interface.js';
 
 /** Options of `RedisStreamsMetrics.attach()`. */
 export interface MetricsAttachOptions {
@@ -7,7 +7,7 @@ export interface MetricsAttachOptions {
    * servers can share them).
    * @default prom-client's global `register`
    */
-  registry?: Registry;
+  registry?: PromRegistry;
   /**
    * Prefix of every metric name.
    * @default 'redis_streams_'

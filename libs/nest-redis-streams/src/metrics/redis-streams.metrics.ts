@@ -10,7 +10,7 @@ import type { RedisStreamsServer } from '../server/redis-streams.server.js';
 import type { StreamConsumer } from '../server/stream-consumer.js';
 import { clientWriteRecorder } from './client-recorder.js';
 import { eventRecorders } from './event-recorders.js';
-import { getOrCreateInstruments, type MetricInstruments } from './metric-instruments.js';
+import { getOrCreateInstruments, type InstrumentSettings, type MetricInstruments } from './metric-instruments.js';
 import type { MetricsAttachOptions } from './metrics-options.interface.js';
 import { METRICS_DEFAULTS, METRICS_MESSAGES } from './metrics.constants.js';
 import { loadPromClient } from './prom-client.loader.js';
@@ -260,7 +260,8 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
 function instrumentsFor(options: MetricsAttachOptions): MetricInstruments {
   const client = loadPromClient();
   return getOrCreateInstruments(client, {
-    registry: options.registry ?? client.register,
+    // The option is typed by shape (no prom-client in the public types); it is a prom-client Registry.
+    registry: (options.registry as InstrumentSettings['registry'] | undefined) ?? client.register,
     prefix: options.prefix ?? METRICS_DEFAULTS.prefix,
     handlerDurationBuckets: options.handlerDurationBuckets ?? METRICS_DEFAULTS.handlerDurationBuckets,
     endToEndLatencyBuckets: options.endToEndLatencyBuckets ?? METRICS_DEFAULTS.endToEndLatencyBuckets,

@@ -1,4 +1,5 @@
 import type { Registry } from 'prom-client';
+import type { PromRegistry } from '../../metrics/prom-registry.interface.js';
 import { loadPromClient } from '../../metrics/prom-client.loader.js';
 import type { OutboxRelay } from './outbox-relay.js';
 
@@ -8,7 +9,7 @@ export interface OutboxMetricsOptions {
    * Registry the metrics go in (reused when they exist there).
    * @default prom-client's global `register`
    */
-  registry?: Registry;
+  registry?: PromRegistry;
   /**
    * Prefix of every metric name (the transport's metrics use the same one).
    * @default 'redis_streams_'
@@ -24,7 +25,7 @@ export interface OutboxMetricsOptions {
  */
 export function attachOutboxMetrics(relay: OutboxRelay, options: OutboxMetricsOptions = {}): () => void {
   const prom = loadPromClient();
-  const registry = options.registry ?? prom.register;
+  const registry = (options.registry as Registry | undefined) ?? prom.register;
   const prefix = options.prefix ?? 'redis_streams_';
   const reuse = <M>(name: string, create: () => M): M => (registry.getSingleMetric(prefix + name) as M | undefined) ?? create();
   let backlog: Promise<{ backlog: number; oldestAgeMs: number }> | null = null;
