@@ -50,4 +50,23 @@ describe('chaos: exclusive ownership, single active consumer', () => {
     },
     60_000,
   );
+
+  scenarioTest(
+    'control: the same relayer with shared consumption (every instance reads) issues some nonce twice',
+    async (s) => {
+      const env = { PARTITIONS: 1, LEASE_MS, HANDLER_MS: 5, MODE: 'nonce', OWNERSHIP: 'shared' };
+      await Promise.all(['relay-a', 'relay-b', 'relay-c'].map((name) => ownershipConsumer(s, name, env)));
+      const keys = ownershipLedger(s.run);
+      const total = 150;
+      const batch = s.data.pipeline();
+      for (let seq = 0; seq < total; seq++) batch.xadd(s.stream, '*', 'key', 'tx', 'seq', String(seq));
+      await batch.exec();
+      await waitFor(async () => (await s.ledger.hlen(keys.byEntry)) >= total, `all ${total} entries given a nonce`, 30_000);
+      const nonces = (await s.ledger.lrange(keys.issued, 0, -1)).map((line) => line.split('|')[0]);
+      const repeated = nonces.length - new Set(nonces).size;
+      process.stdout.write(`ownership nonce control (shared): ${nonces.length} issued, ${repeated} nonces issued twice\n`);
+      expect(repeated).toBeGreaterThan(0);
+    },
+    60_000,
+  );
 });

@@ -56,7 +56,8 @@ class OwnershipHandlers {
   @EventPattern(env.STREAM!, {
     group: 'g',
     partitions: Number(env.PARTITIONS ?? 12),
-    ownership: 'exclusive',
+    // OWNERSHIP=shared: the control run, every instance reads the partition.
+    ownership: env.OWNERSHIP === 'shared' ? 'shared' : 'exclusive',
     ownershipLeaseMs: Number(env.LEASE_MS ?? 1_500),
   })
   handle(@Payload() item: Item, @Ctx() ctx: RedisStreamsContext) {
@@ -92,7 +93,7 @@ async function main(): Promise<void> {
     logger: env.LOGS === '1' ? undefined : false,
   });
   await app.listen();
-  process.send?.({ type: 'ready', member: server.getOwnership()[0].member, owned: server.getOwnership()[0].owned });
+  process.send?.({ type: 'ready', member: server.getOwnership()[0]?.member, owned: server.getOwnership()[0]?.owned });
   process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
 }
 
