@@ -38,6 +38,16 @@ const REPLY_STREAM_MAXLEN = 10_000;
  * Nest transport strategy for Redis Streams consumer groups. Every `@EventPattern(stream)` or
  * `@MessagePattern(stream)` handler reads its stream in a consumer group (one read loop and one
  * blocking connection each); entries are acked only after the handler succeeded.
+ *
+ * @example
+ * ```ts
+ * const app = await NestFactory.createMicroservice(AppModule, {
+ *   strategy: new RedisStreamsServer({ connection: process.env.REDIS_URL, consumer: process.env.CONSUMER_NAME }),
+ * });
+ * app.enableShutdownHooks(); // drain on SIGTERM
+ * await app.listen();
+ * ```
+ * @publicApi
  */
 export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsStatus> implements CustomTransportStrategy {
   // The transport acks, retries and dead-letters failures itself, so handler errors must reach it.
