@@ -1,7 +1,14 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { HealthIndicatorService } from '@nestjs/terminus';
-import { RedisStreamsContext, RedisStreamsHealthIndicator, type RedisStreamsServer, partitionStream } from 'nest-redis-streams';
+import {
+  RedisStreamsContext,
+  RedisStreamsHealthIndicator,
+  RedisStreamsMetrics,
+  type RedisStreamsServer,
+  partitionStream,
+} from 'nest-redis-streams';
+import { Registry } from 'prom-client';
 import { partitionOwnerKey } from '../../libs/nest-redis-streams/src/ownership/ownership-keys.js';
 import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
 import { pendingCount, redisClient, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
@@ -33,6 +40,10 @@ describe('exclusive partition ownership (in one process)', () => {
     const stream = unique('own');
     const runs: Array<{ consumer: string; n: number; stream: string }> = [];
     const a = await instance(stream, 'a', runs);
+    const registry = new Registry();
+    const metrics = new RedisStreamsMetrics();
+    metrics.attach(a.server, { registry, sampleIntervalMs: 0 });
+    closers.push(async () => metrics.detach(a.server));
     expect(owned(a.server)).toEqual([0, 1, 2, 3, 4, 5]);
     const assigned: number[] = [];
     a.server.events.on('partition-revoked', (e) => assigned.push(e.partition));
@@ -62,6 +73,11 @@ describe('exclusive partition ownership (in one process)', () => {
     expect(report.owned).toEqual(owned(a.server));
     expect(report.partitions.every((p) => p.owner !== null && p.generation >= 1)).toBe(true);
     expect(report.rebalances).toBeGreaterThanOrEqual(2);
+    // The metrics follow: a now owns 2 partitions (at least one rebalance since the metrics were attached).
+    const gauge = (await registry.getSingleMetric('redis_streams_partitions_owned')!.get()).values;
+    expect(gauge.map((v) => v.value)).toEqual([2]);
+    const counted = (await registry.getSingleMetric('redis_streams_partition_rebalances_total')!.get()).values;
+    expect(counted[0].value).toBeGreaterThanOrEqual(1);
   });
 
   it('a closed instance releases its partitions: the other takes them over at once and runs what was left pending', async () => {

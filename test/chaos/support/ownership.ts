@@ -7,7 +7,7 @@ import { ChaosProcess, type ChaosWorker } from './processes.js';
 import type { Scenario } from './scenario.js';
 
 /** The worker's file name; processes.ts lists the suite's other workers in its ChaosWorker type. */
-const OWNERSHIP_WORKER = 'ownership-consumer' as ChaosWorker;
+const OWNERSHIP_WORKER: ChaosWorker = 'ownership-consumer';
 
 /** Starts an ownership consumer process; resolves once it listens. */
 export async function ownershipConsumer(s: Scenario, name: string, env: Record<string, string | number>): Promise<ChaosProcess> {

@@ -1,9 +1,10 @@
-import type { TransportEventMap } from '../events/transport-events.js';
+import type { OwnershipEventMap, TransportEventMap } from '../events/transport-events.js';
 import { DeadLetterReason } from '../dead-letter-reason.js';
 import type { MetricInstruments } from './metric-instruments.js';
 
 /** One recorder per transport event, turning it into counter increments and observations. */
-export type EventRecorders = { [K in keyof TransportEventMap]: (...args: TransportEventMap[K]) => void };
+type RecordedEvents = TransportEventMap & OwnershipEventMap;
+export type EventRecorders = { [K in keyof RecordedEvents]: (...args: RecordedEvents[K]) => void };
 
 const labels = ({ stream, group }: { stream: string; group: string }) => ({ stream, group });
 
@@ -31,5 +32,13 @@ export function eventRecorders(m: MetricInstruments): EventRecorders {
     'lease-lost': (e) => m.leasesLost.inc(labels(e)),
     skipped: (e) => m.skipped.inc({ ...labels(e), reason: e.reason }),
     'lease-expired': (e) => m.leasesExpired.inc(labels(e)),
+    'partition-assigned': () => undefined,
+    'partition-revoked': (e) => {
+      if (e.reason === 'lost') m.partitionsLost.inc(labels(e));
+    },
+    rebalanced: (e) => {
+      m.partitionRebalances.inc(labels(e));
+      m.partitionsOwned.set(labels(e), e.owned.length);
+    },
   };
 }

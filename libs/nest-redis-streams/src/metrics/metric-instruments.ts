@@ -23,6 +23,9 @@ export interface MetricInstruments {
   leasesLost: Counter<StreamLabel>;
   skipped: Counter<StreamLabel | 'reason'>;
   leasesExpired: Counter<StreamLabel>;
+  partitionRebalances: Counter<StreamLabel>;
+  partitionsOwned: Gauge<StreamLabel>;
+  partitionsLost: Counter<StreamLabel>;
   handlerDuration: Histogram<StreamLabel | 'outcome'>;
   endToEndLatency: Histogram<StreamLabel>;
   deliveriesToSuccess: Histogram<StreamLabel>;
@@ -77,6 +80,9 @@ export function getOrCreateInstruments(client: PromClient, settings: InstrumentS
     leasesLost: counter('leasesLost'),
     skipped: get('skipped', (base) => new client.Counter({ ...base, labelNames: [...STREAM_LABELS, 'reason'] })),
     leasesExpired: counter('leasesExpired'),
+    partitionRebalances: counter('partitionRebalances'),
+    partitionsOwned: gauge('partitionsOwned'),
+    partitionsLost: counter('partitionsLost'),
     handlerDuration: get(
       'handlerDuration',
       (base) =>

@@ -46,6 +46,21 @@ export const METRIC_DEFINITIONS = {
     name: 'leases_expired_total',
     help: 'Handlers that ran past maxHandlerMs; their entries became reclaimable.',
   },
+  partitionRebalances: {
+    type: 'counter',
+    name: 'partition_rebalances_total',
+    help: "Changes of the set of partitions this instance owns (ownership: 'exclusive').",
+  },
+  partitionsOwned: {
+    type: 'gauge',
+    name: 'partitions_owned',
+    help: "Partitions of the stream this instance owns now (ownership: 'exclusive').",
+  },
+  partitionsLost: {
+    type: 'counter',
+    name: 'partitions_lost_total',
+    help: 'Partitions this instance lost because its ownership lease ran out (paused, cut off from Redis).',
+  },
   handlerDuration: { type: 'histogram', name: 'handler_duration_seconds', help: 'Handler run time, by outcome (ok, error).' },
   deliveriesToSuccess: {
     type: 'histogram',

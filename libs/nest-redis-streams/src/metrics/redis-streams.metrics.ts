@@ -1,7 +1,6 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { RedisStreamsClient } from '../client/redis-streams.client.js';
-import type { TransportEventMap } from '../events/transport-events.js';
 import { readyCommands, statsTarget } from '../health/server-stats.js';
 import { sampleStreamStatsBatch, type SampledStreamStats } from '../health/stream-stats.js';
 import { withTimeout } from '../health/with-timeout.js';
@@ -66,7 +65,7 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
     const instruments = instrumentsFor(options);
     this.detach(server);
     const recorders = eventRecorders(instruments);
-    const unsubscribe = (Object.keys(recorders) as Array<keyof TransportEventMap>).map((event) => {
+    const unsubscribe = (Object.keys(recorders) as Array<keyof typeof recorders>).map((event) => {
       const listener = this.guard(event, recorders[event] as (...args: unknown[]) => void);
       server.events.on(event, listener as never);
       return () => void server.events.off(event, listener as never);
