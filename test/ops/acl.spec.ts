@@ -174,4 +174,25 @@ describe('least privilege: the README ACL users', () => {
     expect((refused as Error).message).toContain('grant it with `ACL SETUSER nrs-no-xadd +xadd`');
     expect((refused as Error).message).not.toContain('no-xadd-secret');
   });
+
+  it('make listen() fail naming the commands its group-creation script needs and the ACL line when the role lacks one', async () => {
+    // The README consumer role, less XGROUP CREATE: the server cannot create its group.
+    const lines = readmeAclLines({ ...PASSWORDS, consumer: 'lacking-secret' });
+    const [, ...consumerLine] = lines[0];
+    await admin.call('ACL', ...consumerLine.map((arg) => (arg === 'nrs-consumer' ? 'nrs-lacking' : arg)), '-xgroup|create');
+    const stream = `app:${unique('acl-listen')}`;
+    @Controller()
+    class Handler {
+      @EventPattern(stream)
+      handle() {}
+    }
+    const failure = await startMicroservice([Handler], {
+      connection: `redis://nrs-lacking:lacking-secret@127.0.0.1:${redisProcess.port}`,
+    }).catch((err: unknown) => err);
+    expect((failure as Error).message).toMatch(/needs EXISTS, XINFO STREAM, XGROUP CREATE/);
+    expect((failure as Error).message).toContain(
+      'Grant them with `ACL SETUSER nrs-lacking +exists +xinfo|stream +xgroup|create`',
+    );
+    expect((failure as Error).message).not.toContain('lacking-secret');
+  });
 });

@@ -27,6 +27,29 @@ export function explainAclError(err: unknown, user: string): string {
     : message;
 }
 
+/** Redis refused a command run inside a Lua script (7.0 does not name the command there). */
+export function isScriptPermissionError(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : String(err);
+  return /user executing the script can't run this command/.test(message);
+}
+
+/** The message for a refused script: what the script needed to do, its commands, and the ACL line granting them. */
+export function scriptPermissionFix(err: unknown, user: string, purpose: string, commands: readonly string[]): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return (
+    `Redis refused a command of the script that tries to ${purpose} (${message}): Redis user "${user}" needs ` +
+    `${commands.map((c) => c.toUpperCase().replace('|', ' ')).join(', ')}. Grant them with ` +
+    `\`ACL SETUSER ${user} ${commands.map((c) => `+${c}`).join(' ')}\` (README "Production kit" lists what each role needs).`
+  );
+}
+
+/** The same error with the ACL fix in its message when Redis refused a permission; others unchanged. */
+export function withAclFix(err: unknown, user: string): unknown {
+  if (!(err instanceof Error) || aclFixFor(err, user) === null) return err;
+  err.message = explainAclError(err, user);
+  return err;
+}
+
 /** The user a connection logs in as: the URL's or the options' username, else Redis' `default`. */
 export function aclUserOf(connection: RedisConnectionOptions | undefined): string {
   if (connection === undefined) return 'default';

@@ -18,6 +18,7 @@ import { MESSAGES } from '../messages.js';
 import { connectOrExplain, watchStatus } from '../redis/connect.js';
 import { createRedisConnection, isClusterConnection } from '../redis/connection.factory.js';
 import { probeRedisFeatures } from '../redis/redis-features.js';
+import { aclUserOf, withAclFix } from '../redis/acl-hint.js';
 import { tracingEnabled } from '../tracing/trace-context.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
 import { ConsumerScheduler } from './consumer-scheduler.js';
@@ -180,7 +181,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       callback();
     } catch (err) {
       await this.close();
-      callback(err);
+      callback(withAclFix(err, aclUserOf(this.options.connection)));
     }
   }
 
@@ -221,6 +222,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       blockMs: this.options.blockMs,
       retryBackoffMs: this.options.retryBackoffMs,
       replyStreamPrefix: this.options.replyStreamPrefix,
+      aclUser: aclUserOf(connection),
       streamCounters: features.streamCounters,
       deserializer: this.options.deserializer ?? new JsonCodec(),
       commands: this.commands,

@@ -1,5 +1,7 @@
 import { DeadLetterReason } from '../dead-letter-reason.js';
 import type { EntryRef } from '../events/transport-events.js';
+import { explainAclError, isScriptPermissionError, scriptPermissionFix } from '../redis/acl-hint.js';
+import { CREATE_GROUP_COMMANDS } from '../redis/lua/create-group.js';
 import { isBusyGroupError, isNoGroupError } from '../redis/errors.js';
 import type { StreamEntryReply, XReadGroupReply } from '../redis/replies.js';
 import { AckBatcher } from './ack-batcher.js';
@@ -135,7 +137,16 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
         this.rt.streamCounters ? '1' : '0',
       );
     } catch (err) {
-      if (!isBusyGroupError(err)) throw err;
+      if (isBusyGroupError(err)) {
+        // The group exists: fine.
+      } else if (isScriptPermissionError(err)) {
+        // Inside a script Redis does not say which command it refused: name what this one runs.
+        throw new Error(scriptPermissionFix(err, this.rt.aclUser, 'create the consumer group', CREATE_GROUP_COMMANDS), {
+          cause: err,
+        });
+      } else {
+        throw err;
+      }
     }
     // The replay reads the PEL without XREADGROUP, and a blocking read that returns nothing does
     // not register a consumer: without this an idle instance would not show in XINFO CONSUMERS.
@@ -335,7 +346,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
       }
     }
     const delay = Math.min(100 * 2 ** Math.min(failures - 1, 6), 5_000);
-    this.rt.logger.error(SERVER_MESSAGES.readFailed(this.stream, this.group, err.message, delay));
+    this.rt.logger.error(SERVER_MESSAGES.readFailed(this.stream, this.group, explainAclError(err, this.rt.aclUser), delay));
     await sleep(delay);
   }
 

@@ -7,6 +7,9 @@
  * same script works on both; `probeRedisFeatures` tells the caller in advance and may pass '0'.
  * Errors (BUSYGROUP, WRONGTYPE) are returned as errors.
  */
+/** The commands the script runs: named in the fix when Redis refuses one of them. */
+export const CREATE_GROUP_COMMANDS = ['exists', 'xinfo|stream', 'xgroup|create'] as const;
+
 export const CREATE_GROUP = `
 local plain = {'XGROUP', 'CREATE', KEYS[1], ARGV[1], ARGV[2], 'MKSTREAM'}
 if ARGV[3] == '0' or (ARGV[2] ~= '$' and ARGV[2] ~= '0') then
