@@ -11,6 +11,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -71,7 +72,10 @@ function nodeBinary(version) {
 async function waitFor(check, what, timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = await check().catch(() => null);
+    const value = await check().catch((err) => {
+      if (/the app exited/.test(err?.message ?? '')) throw err;
+      return null;
+    });
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -86,7 +90,7 @@ async function readiness(port) {
 async function exercise(appDir, nodeBin, redisUrl, label) {
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   const stream = `pkg:${label}:${Date.now().toString(36)}`;
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const port = await freePort();
   const app = spawn(nodeBin, ['dist/main.js'], {
     cwd: appDir,
     env: { ...process.env, REDIS_URL: redisUrl, PORT: String(port), STREAM: stream },
@@ -97,7 +101,10 @@ async function exercise(appDir, nodeBin, redisUrl, label) {
   app.stderr.on('data', (d) => (output += d));
   const exited = new Promise((r) => app.once('exit', (code, signal) => r({ code, signal })));
   try {
-    await waitFor(async () => output.includes('fixture ready'), `the app to start (output: ${output.slice(-500)})`);
+    await waitFor(async () => {
+      if (app.exitCode !== null || app.signalCode !== null) throw new Error(`the app exited (${app.exitCode ?? app.signalCode})`);
+      return output.includes('fixture ready');
+    }, 'the app to start');
     const pipeline = redis.pipeline();
     for (let i = 0; i < EVENTS; i++) {
       pipeline.xadd(
@@ -150,6 +157,18 @@ async function exercise(appDir, nodeBin, redisUrl, label) {
   }
 }
 
+/** A loopback port nobody listens on right now. */
+function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
 function pairs(list) {
   const out = {};
   for (let i = 0; i + 1 < list.length; i += 2) out[list[i]] = list[i + 1];
@@ -187,12 +206,11 @@ async function main() {
         () => run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { cwd: appDir }) || 'compiled',
       );
       if (fixture === 'nest11-cjs')
-        await step(
-          fixture,
-          '-',
-          'ts-jest spec',
-          () => run(process.execPath, ['node_modules/jest/bin/jest.js'], { cwd: appDir }) && 'passed',
-        );
+        await step(fixture, '-', 'ts-jest spec', () => {
+          const result = spawnSync(process.execPath, ['node_modules/jest/bin/jest.js'], { cwd: appDir, encoding: 'utf8' });
+          if (result.status !== 0) throw new Error(`jest failed:\n${result.stderr}`);
+          return /Tests:\s+(\d+) passed/.exec(result.stderr)?.[0] ?? 'passed';
+        });
       for (const version of NODE_VERSIONS) {
         await step(fixture, version, 'app', () => exercise(appDir, nodeBinary(version), redisUrl, `${fixture}-${version}`));
       }
