@@ -5,13 +5,22 @@ import { BIN, EXIT } from './cli.constants.js';
 import type { Command } from './command.interface.js';
 import { consumersCommand } from './commands/consumers.command.js';
 import { dlqCommand } from './commands/dlq.command.js';
+import { ownershipCommand } from './commands/ownership.command.js';
 import { pendingCommand } from './commands/pending.command.js';
 import { setidCommand } from './commands/setid.command.js';
 import { statusCommand } from './commands/status.command.js';
 import { trimCommand } from './commands/trim.command.js';
 import { UsageError } from './usage.error.js';
 
-export const COMMANDS: Command[] = [statusCommand, pendingCommand, dlqCommand, setidCommand, consumersCommand, trimCommand];
+export const COMMANDS: Command[] = [
+  statusCommand,
+  pendingCommand,
+  dlqCommand,
+  setidCommand,
+  consumersCommand,
+  ownershipCommand,
+  trimCommand,
+];
 
 function overviewHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -24,7 +33,7 @@ function overviewHelp(): string {
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     `Run "${BIN} <command> --help" for a command's arguments and options.`,
-    'Exit codes: 0 ok, 1 a status limit exceeded, 2 bad arguments, 3 refused or not found, 4 Redis failed.',
+    'Exit codes: 0 ok, 1 a limit exceeded (status, ownership), 2 bad arguments, 3 refused or not found, 4 Redis failed.',
   ].join('\n');
 }
 

@@ -5,7 +5,18 @@ import type { StreamOperations } from '../operations/stream-operations.js';
 import type { DeadLetter } from '../recovery/dead-letter.service.js';
 import { ConsoleAccessGuard, type ConsoleRequest } from './console-access.guard.js';
 import { ConsoleHeadersInterceptor } from './console-headers.interceptor.js';
-import { answer, count, cursorTarget, id, type Input, name, optionalId, optionalName, optionalTime } from './console-http.js';
+import {
+  answer,
+  count,
+  cursorTarget,
+  id,
+  type Input,
+  name,
+  optionalId,
+  optionalName,
+  optionalPartitions,
+  optionalTime,
+} from './console-http.js';
 import type { RedisStreamsConsoleOptions } from './console-options.interface.js';
 import { ConsoleWrite } from './console-write.decorator.js';
 import { CONSOLE_DEFAULTS, CONSOLE_MESSAGES, CONSOLE_OPERATIONS, CONSOLE_OPTIONS } from './console.constants.js';
@@ -92,6 +103,14 @@ export class ConsoleApiController {
   @Get('consumers')
   consumers(@Query() q: Input) {
     return answer(() => this.ops.consumers(name(q, 'stream'), name(q, 'group')));
+  }
+
+  /** Exclusive ownership of the group (members, owner, generation and lease per partition); null when shared. */
+  @Get('ownership')
+  ownership(@Query() q: Input) {
+    return answer(async () => ({
+      ownership: await this.ops.ownership(name(q, 'stream'), name(q, 'group'), optionalPartitions(q)),
+    }));
   }
 
   @Get('dead-letters')

@@ -27,6 +27,16 @@ export const optionalId = (input: Input, key: string) => (input?.[key] ? id(inpu
 export const optionalTime = (input: Input, key: string) => (input?.[key] ? parseTime(String(input[key])) : undefined);
 export const count = (input: Input) => parseCount(input?.count, OPERATIONS_DEFAULTS.pageSize, OPERATIONS_DEFAULTS.maxPageSize);
 
+/** A partition count (1 or more), or undefined to let the read find them. */
+export function optionalPartitions(input: Input): number | undefined {
+  const raw = input?.partitions;
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!/^\d+$/.test(String(raw)) || !Number.isSafeInteger(n) || n < 1)
+    throw new OperationError('bad-request', `partitions must be a whole number >= 1, got "${String(raw)}".`);
+  return n;
+}
+
 /** `{ id }`, `{ time }` or `{ end: true }`, exactly one. */
 export function cursorTarget(input: Input): CursorTarget {
   const given = ['id', 'time', 'end'].filter((k) => input?.[k] !== undefined && input?.[k] !== '' && input?.[k] !== false);

@@ -7,4 +7,5 @@ export type { CursorPreview, CursorTarget } from './group-cursor.js';
 export * from './operation.error.js';
 export { OPERATIONS_DEFAULTS } from './operations.constants.js';
 export type { GroupBadge, GroupOverview, StreamOverview, StreamSetting } from './overview.js';
+export type { GroupOwner, GroupOwnership, OwnershipMember, PartitionOwnerRow } from './ownership.js';
 export * from './stream-operations.js';

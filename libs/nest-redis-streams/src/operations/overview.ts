@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { type StreamStats, collectStreamStatsBatch } from '../health/stream-stats.js';
 import type { TrimTarget } from '../trim/retention-options.interface.js';
+import { type GroupOwner, readGroupOwners } from './ownership.js';
 import { readStreamGroups } from './stream-discovery.js';
 
 /** One stream as the operator configured it (or as discovery found it). */
@@ -21,6 +22,11 @@ export type GroupBadge = 'no-consumers' | 'stalled';
 /** A group's figures plus the badges derived from them. */
 export interface GroupOverview extends StreamStats {
   badges: GroupBadge[];
+  /**
+   * Under `ownership: 'exclusive'`: the instance owning this (partition) stream in the group, its
+   * generation and lease; null for shared consumption.
+   */
+  owner: GroupOwner | null;
   /** Set instead of figures when the group could not be read. */
   error?: string;
 }
@@ -46,8 +52,9 @@ export interface OverviewOptions {
 /**
  * The figures of every stream and group in two round trips: one pipeline with XLEN and XINFO
  * GROUPS of every stream, then one with `collectStreamStatsBatch` for every group (in a cluster,
- * one small pipeline per stream instead, in parallel). The cost grows with streams × groups, not
- * with stream length or pending entries, except for each group's dead-letter count (bounded).
+ * one small pipeline per stream instead, in parallel), alongside it one HMGET per group of the
+ * ownership hash beside the stream and one TIME. The cost grows with streams × groups, not with
+ * stream length or pending entries, except for each group's dead-letter count (bounded).
  */
 export async function readOverview(
   redis: Redis,
@@ -61,7 +68,10 @@ export async function readOverview(
   const targets = found.flatMap(({ stream, groups }, i) =>
     groups.map((group) => ({ stream, group, deadLetterStream: settings[i].deadLetterStream })),
   );
-  const stats = await collectStreamStatsBatch(redis, targets, options.idleSampleSize);
+  const [stats, owners] = await Promise.all([
+    collectStreamStatsBatch(redis, targets, options.idleSampleSize),
+    readGroupOwners(redis, targets),
+  ]);
   let next = 0;
   return found.map(({ stream, length, groups }, i) => ({
     stream,
@@ -70,13 +80,15 @@ export async function readOverview(
     deadLetterStream: settings[i].deadLetterStream,
     readOnly: settings[i].readOnly ?? false,
     groups: groups.map(() => {
-      const result = stats[next++];
-      return result instanceof Error ? failedGroup(targets[next - 1], result) : withBadges(result, options.stalledAfterMs);
+      const [result, owner] = [stats[next], owners[next++]];
+      return result instanceof Error
+        ? failedGroup(targets[next - 1], result)
+        : { ...withBadges(result, options.stalledAfterMs), owner };
     }),
   }));
 }
 
-function withBadges(stats: StreamStats, stalledAfterMs: number): GroupOverview {
+function withBadges(stats: StreamStats, stalledAfterMs: number): Omit<GroupOverview, 'owner'> {
   const badges: GroupBadge[] = [];
   if (stats.consumers === 0) badges.push('no-consumers');
   if (stats.pending > 0 && stats.oldestIdleMs >= stalledAfterMs) badges.push('stalled');
@@ -93,6 +105,7 @@ function failedGroup(target: { stream: string; group: string; deadLetterStream: 
     groupDeadLetters: null,
     consumers: 0,
     badges: [],
+    owner: null,
     error: err.message,
   };
 }

@@ -21,6 +21,7 @@ import { type CursorPreview, type CursorTarget, previewGroupCursor, setGroupCurs
 import { OperationError } from './operation.error.js';
 import { OPERATIONS_DEFAULTS } from './operations.constants.js';
 import { type StreamOverview, type StreamSetting, readOverview } from './overview.js';
+import { type GroupOwnership, readOwnership } from './ownership.js';
 import { scanStreams } from './stream-discovery.js';
 
 /** A stream the operator names, with what Redis cannot tell about it. */
@@ -142,6 +143,16 @@ export class StreamOperations {
   consumers(stream: string, group: string): Promise<ConsumerInfo[]> {
     this.setting(stream);
     return listConsumers(this.redis, stream, group, this.o.activeConsumerMs);
+  }
+
+  /**
+   * Exclusive ownership of the logical stream of `stream` (itself or one of its partition streams)
+   * in `group`: members, each partition's owner, generation and lease; null under shared
+   * consumption. Without `partitions`, the owned partitions are found by probing (see readOwnership).
+   */
+  ownership(stream: string, group: string, partitions?: number): Promise<GroupOwnership | null> {
+    this.setting(stream);
+    return readOwnership(this.redis, stream, group, partitions);
   }
 
   listDeadLetters(

@@ -1,8 +1,10 @@
 import { formatStatsTable } from '../../health/stats-table.js';
 import type { GroupOverview } from '../../operations/overview.js';
+import { partitionOfKey } from '../../operations/ownership.js';
 import { intOption } from '../cli-args.js';
 import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
+import { printable } from '../table.js';
 
 type Gate = { option: string; figure: (g: GroupOverview) => number | null; what: string };
 
@@ -20,7 +22,8 @@ export const statusCommand: Command = {
   help: `Usage: nest-redis-streams status [--stream <key>]... [--max-lag N] [--max-pending N] [--max-idle MS] [--max-dead-letters N]
 
 Prints one row per stream and group. Without --stream, every stream with consumer groups is
-found with SCAN. With a limit, exits 1 when a group is over it and names the group on stderr.
+found with SCAN. Groups under ownership: 'exclusive' get a line saying how many partitions each
+instance owns (the "ownership" command shows generations and leases). With a limit, exits 1 when a group is over it and names the group on stderr.
 
 Limits:
   --max-lag <n>           entries not yet delivered to a group
@@ -64,8 +67,31 @@ Example: nest-redis-streams status --max-lag 10000 --url redis://redis:6379`,
       ctx.print(formatStatsTable(groups));
       const flagged = groups.filter((g) => g.badges.length > 0 || g.error);
       for (const g of flagged) ctx.print(`! ${g.stream} / ${g.group}: ${g.error ?? g.badges.join(', ')}`);
+      for (const line of ownershipLines(groups)) ctx.print(line);
     }
     for (const breach of [...new Set(breaches)]) process.stderr.write(`${breach}\n`);
     return breaches.length > 0 ? EXIT.checkFailed : EXIT.ok;
   },
 };
+
+/**
+ * One line per logical stream and group under exclusive ownership: how many of the listed
+ * partitions each instance owns, and how many nobody does.
+ */
+function ownershipLines(groups: GroupOverview[]): string[] {
+  const byGroup = new Map<string, { stream: string; group: string; owners: Map<string, number>; free: number }>();
+  for (const g of groups) {
+    if (!g.owner) continue;
+    const stream = partitionOfKey(g.stream)?.stream ?? g.stream;
+    const key = `${stream}\u0000${g.group}`;
+    const entry = byGroup.get(key) ?? { stream, group: g.group, owners: new Map<string, number>(), free: 0 };
+    if (g.owner.owner === null) entry.free++;
+    else entry.owners.set(g.owner.owner, (entry.owners.get(g.owner.owner) ?? 0) + 1);
+    byGroup.set(key, entry);
+  }
+  return [...byGroup.values()].map(({ stream, group, owners, free }) => {
+    const held = [...owners.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([o, n]) => `${printable(o, 60)} ${n}`);
+    const parts = [...held, ...(free > 0 ? [`no owner ${free}`] : [])].join(', ');
+    return `~ ${printable(stream)} / ${printable(group)}: exclusive ownership, partitions per instance: ${parts}`;
+  });
+}

@@ -1,6 +1,7 @@
 import { canWrite, get, loadSession, post } from './api.js';
 import { duration, h, jsonTree, table } from './dom.js';
 import { act, notify } from './notice.js';
+import { ownershipCard } from './ownership-card.js';
 
 type Pairs = Array<[string, string]>;
 interface Pending {
@@ -54,9 +55,10 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
     to: params.get('to') ?? undefined,
     count: '25',
   };
-  const [consumers, pel] = await Promise.all([
+  const [consumers, pel, ownership] = await Promise.all([
     get<Consumer[]>('consumers', { stream, group }),
     get<{ items: Pending[]; next: string | null }>('pending', query),
+    ownershipCard(stream, group),
   ]);
   const go = (extra: Record<string, string>) => {
     location.hash = `group?${new URLSearchParams({ stream, group, ...extra }).toString()}`;
@@ -148,6 +150,7 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
       h('h2', {}, `${stream} / ${group}`, h('small', {}, 'consumers')),
       table(['consumer', 'pending', 'idle', 'state', 'holds', ''], consumerRows, [1, 2]),
     ),
+    ownership,
     h(
       'section',
       { class: 'card' },

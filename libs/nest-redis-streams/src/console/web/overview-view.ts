@@ -11,6 +11,7 @@ interface Group {
   groupDeadLetters: number | null;
   consumers: number;
   badges: string[];
+  owner: { owner: string | null; generation: number; leaseLeftMs: number | null } | null;
   error?: string;
 }
 interface Stream {
@@ -32,6 +33,13 @@ function retention(r: Stream['retention']): string {
     .join(', ');
 }
 
+/** Under exclusive ownership: the instance owning the (partition) stream and its generation. */
+function owner(o: Group['owner']): HTMLElement | string {
+  if (!o) return '';
+  if (o.owner === null) return h('span', { class: 'badge warn', title: `generation ${o.generation}` }, 'no owner');
+  return h('span', { title: `generation ${o.generation}` }, o.owner, h('small', { class: 'muted' }, ` gen ${o.generation}`));
+}
+
 /** Every stream and group with its figures and badges. */
 export async function overviewView(): Promise<HTMLElement> {
   const streams = await get<Stream[]>('overview');
@@ -50,7 +58,7 @@ export async function overviewView(): Promise<HTMLElement> {
           h('small', {}, `${s.length} entries · retention ${retention(s.retention)}${s.readOnly ? ' · read-only' : ''}`),
         ),
         table(
-          ['group', 'pending', 'oldest idle', 'lag', 'dead letters', 'consumers', ''],
+          ['group', 'pending', 'oldest idle', 'lag', 'dead letters', 'consumers', 'owner', ''],
           s.groups.map((g) => [
             h('a', { class: 'link', href: route('group', { stream: s.stream, group: g.group }) }, g.group),
             g.pending,
@@ -62,6 +70,7 @@ export async function overviewView(): Promise<HTMLElement> {
               g.groupDeadLetters === null ? `${g.deadLetters} (all groups)` : String(g.groupDeadLetters),
             ),
             g.consumers,
+            owner(g.owner),
             h(
               'span',
               {},
