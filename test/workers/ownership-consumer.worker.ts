@@ -4,6 +4,7 @@
 // MODE=ledger: every run appends `start` and `end` records to one ledger list (one total order
 // across processes), so the spec can prove that no key ever ran on two instances at once and that
 // each key's sequence numbers never went backwards.
+// CLUSTER_NODES (JSON list of { host, port }): the data Redis is a Redis Cluster instead of DATA_URL.
 // MODE=nonce: the notes' relayer. A nonce comes from a plain counter (GET, then SET: no INCR), so
 // two instances running at once would issue a nonce twice; an entry that already got one keeps it.
 import 'reflect-metadata';
@@ -70,7 +71,9 @@ class OwnershipModule {}
 
 async function main(): Promise<void> {
   const server = new RedisStreamsServer({
-    connection: env.DATA_URL,
+    connection: env.CLUSTER_NODES
+      ? { cluster: JSON.parse(env.CLUSTER_NODES), clusterOptions: { redisOptions: { maxRetriesPerRequest: null } } }
+      : env.DATA_URL,
     consumer,
     blockMs: 300,
     minIdleTimeMs: Number(env.MIN_IDLE ?? 1_000),

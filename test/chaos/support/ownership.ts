@@ -1,5 +1,5 @@
 // Shared steps of the ownership chaos specs (test/chaos/ownership-*.spec.ts).
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { partitionStreams } from 'nest-redis-streams';
 import { partitionOwnerKey } from '../../../libs/nest-redis-streams/src/ownership/ownership-keys.js';
 import { ownershipLedger } from '../../workers/ownership-ledger.js';
@@ -32,7 +32,7 @@ export async function ownershipConsumer(s: Scenario, name: string, env: Record<s
 }
 
 /** The consumer name owning each partition now ('' when free), read from the owner hashes. */
-export async function owners(data: Redis, stream: string, partitions: number): Promise<string[]> {
+export async function owners(data: Redis | Cluster, stream: string, partitions: number): Promise<string[]> {
   const [seconds, micros] = await data.time();
   const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   const rows = await Promise.all(
@@ -57,7 +57,7 @@ export async function runLog(s: Scenario): Promise<string[]> {
   return s.ledger.lrange(ownershipLedger(s.run).log, 0, -1);
 }
 
-export async function totalPending(data: Redis, stream: string, partitions: number): Promise<number> {
+export async function totalPending(data: Redis | Cluster, stream: string, partitions: number): Promise<number> {
   let total = 0;
   for (const p of partitionStreams(stream, partitions)) total += Number(((await data.xpending(p, 'g')) as [number])[0]);
   return total;
