@@ -1,4 +1,4 @@
-import { type CanActivate, type INestApplication, Module, type Type } from '@nestjs/common';
+import { type CanActivate, type DynamicModule, type INestApplication, Module, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { RedisStreamsConsoleModule, type RedisStreamsConsoleOptions } from 'nest-redis-streams';
@@ -14,13 +14,17 @@ export interface ConsoleApp {
   post(path: string, body: object, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
 }
 
-/** An HTTP app with only the console mounted (Express unless `fastify`), listening on a free port. */
+/**
+ * An HTTP app with only the console mounted (Express unless `fastify`), listening on a free port.
+ * `setup.console` replaces `forRoot(options)` (e.g. a `forRootAsync` module); `options.path` still
+ * says where it is mounted.
+ */
 export async function startConsoleApp(
   options: RedisStreamsConsoleOptions,
-  setup: { fastify?: boolean; prefix?: string; providers?: Type<CanActivate>[] } = {},
+  setup: { fastify?: boolean; prefix?: string; providers?: Type<CanActivate>[]; console?: DynamicModule } = {},
 ): Promise<ConsoleApp> {
   @Module({
-    imports: [RedisStreamsConsoleModule.forRoot({ connection: redisUrl(), ...options })],
+    imports: [setup.console ?? RedisStreamsConsoleModule.forRoot({ connection: redisUrl(), ...options })],
     providers: setup.providers ?? [],
   })
   class ConsoleTestModule {}

@@ -1,0 +1,138 @@
+import { Controller } from '@nestjs/common';
+import { EventPattern } from '@nestjs/microservices';
+import { Cluster } from 'ioredis';
+import { type RedisStreamsServer, partitionStream } from 'nest-redis-streams';
+import { startMicroservice, unique, waitFor } from '../support/helpers.js';
+import { runCli } from './run-cli.js';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { startCluster } = require('../../scripts/lib/redis-cluster.cjs');
+
+/** The CLI (spawned) against a Redis Cluster of 3 masters started by the test (`--cluster`). */
+describe('nest-redis-streams CLI on a Redis Cluster', () => {
+  let cluster: { startupNodes: Array<{ host: string; port: number }>; stop(): Promise<void> };
+  let redis: Cluster;
+  let seeds: string[];
+  const closers: Array<() => Promise<unknown>> = [];
+
+  beforeAll(async () => {
+    cluster = await startCluster({ masters: 3, replicas: 0 });
+    redis = new Cluster(cluster.startupNodes);
+    if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
+    // Two of the seeds: the CLI finds the third master from them.
+    seeds = [
+      '--cluster',
+      '--url',
+      cluster.startupNodes
+        .slice(0, 2)
+        .map((n) => `redis://${n.host}:${n.port}`)
+        .join(','),
+    ];
+  }, 60_000);
+  afterAll(async () => {
+    while (closers.length) await closers.pop()!();
+    redis?.disconnect();
+    await cluster?.stop();
+  });
+
+  async function masterOf(key: string): Promise<number> {
+    const slot = Number(await redis.cluster('KEYSLOT', key));
+    const slots = (await redis.cluster('SLOTS')) as unknown as Array<[number, number, [string, number]]>;
+    return slots.find(([from, to]) => slot >= from && slot <= to)![2][1];
+  }
+
+  /** Three streams, one on each master: group g with `i + 1` pending and 2 undelivered, one dead letter. */
+  async function streamsOnEveryMaster(): Promise<string[]> {
+    const byMaster = new Map<number, string>();
+    for (let n = 0; byMaster.size < 3; n++) {
+      const candidate = unique(`cli-cl-${n}`);
+      const master = await masterOf(candidate);
+      if (!byMaster.has(master)) byMaster.set(master, candidate);
+    }
+    const streams = [...byMaster.values()];
+    for (const [i, stream] of streams.entries()) {
+      await redis.xgroup('CREATE', stream, 'g', '0', 'MKSTREAM');
+      for (let e = 0; e < i + 3; e++) await redis.xadd(stream, '*', 'n', String(e));
+      await redis.xreadgroup('GROUP', 'g', 'c1', 'COUNT', i + 1, 'STREAMS', stream, '>');
+      // On a cluster the dead-letter stream shares the stream's slot: {<stream>}:dlq.
+      await redis.xadd(
+        `{${stream}}:dlq`,
+        '*',
+        'dlq:reason',
+        'max-deliveries',
+        'dlq:stream',
+        stream,
+        'dlq:id',
+        '1-1',
+        'dlq:group',
+        'g',
+        'dlq:consumer',
+        'c1',
+        'dlq:error',
+        'boom',
+        'dlq:error_class',
+        'Error',
+        'dlq:deliveries',
+        '5',
+        'dlq:time',
+        String(Date.now()),
+        'n',
+        'dead',
+      );
+    }
+    return streams;
+  }
+
+  it('status finds the streams of every master, prints their figures and gates on --max-pending', async () => {
+    const streams = await streamsOnEveryMaster();
+    const json = await runCli(['status', ...seeds, '--json']);
+    expect(json).toMatchObject({ code: 0, stderr: '' });
+    const found = (JSON.parse(json.stdout).streams as Array<{ stream: string; groups: unknown[] }>).filter((s) =>
+      streams.includes(s.stream),
+    );
+    expect(found.map((s) => s.stream).sort()).toEqual([...streams].sort());
+    for (const [i, stream] of streams.entries()) {
+      const [group] = found.find((s) => s.stream === stream)!.groups;
+      expect(group).toMatchObject({ group: 'g', pending: i + 1, lag: 2, groupDeadLetters: 1, consumers: 1, owner: null });
+    }
+    const table = await runCli(['status', ...seeds, '--stream', streams[2]]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(new RegExp(`${streams[2]}\\s+g\\s+3\\s+.+\\s+2\\s+1\\s+1`));
+    const over = await runCli(['status', ...seeds, ...streams.flatMap((s) => ['--stream', s]), '--max-pending', '2']);
+    expect(over.code).toBe(1);
+    expect(over.stderr).toContain(`Stream "${streams[2]}" group "g": pending entries is 3, above --max-pending 2.`);
+    expect(over.stderr).not.toContain(streams[0]);
+  });
+
+  it("dlq list reads the dead-letter stream in the stream's slot ({<stream>}:dlq)", async () => {
+    const [stream] = await streamsOnEveryMaster();
+    const [[id]] = await redis.xrange(`{${stream}}:dlq`, '-', '+');
+    const list = await runCli(['dlq', 'list', stream, ...seeds]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(new RegExp(`${id}\\s+max-deliveries\\s+g\\s+5\\s+1-1\\s+Error\\s+boom`));
+    const json = JSON.parse((await runCli(['dlq', 'list', stream, ...seeds, '--json'])).stdout);
+    expect(json.items.map((d: { id: string }) => d.id)).toEqual([id]);
+  });
+
+  it('ownership reads members and owners across slots (members beside the stream, owners beside each partition)', async () => {
+    const stream = unique('cli-cl-own');
+    @Controller()
+    class Exclusive {
+      @EventPattern(stream, { group: 'g', partitions: 3, ownership: 'exclusive', ownershipLeaseMs: 600 })
+      handle() {}
+    }
+    const connection = { cluster: cluster.startupNodes, clusterOptions: { redisOptions: { maxRetriesPerRequest: null } } };
+    const { app, server } = await startMicroservice([Exclusive], { connection, consumer: 'solo' });
+    closers.push(() => app.close());
+    const owned = (s: RedisStreamsServer) => s.getOwnership()[0]?.owned ?? [];
+    await waitFor(() => owned(server).length === 3, 'solo owns the three partitions');
+    const run = await runCli(['ownership', stream, 'g', ...seeds, '--json', '--max-unowned', '0']);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const ownership = JSON.parse(run.stdout);
+    const member = server.getOwnership()[0].member;
+    expect(ownership.members).toEqual([{ member, leaseLeftMs: expect.any(Number), owns: [0, 1, 2] }]);
+    expect(ownership.partitions.map((p: { stream: string; owner: string }) => [p.stream, p.owner])).toEqual(
+      [0, 1, 2].map((p) => [partitionStream(stream, p), member]),
+    );
+  });
+});
