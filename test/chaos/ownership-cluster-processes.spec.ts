@@ -1,10 +1,11 @@
 // Exclusive partition ownership with real processes on a real Redis Cluster (3 masters, no
 // replicas: no Redis node is killed here, only instances). The partition streams, their owner
 // hashes and the members key spread over the masters, so every claim, renewal and fenced write
-// goes to the node of its own slot. Same proof as ownership-failover and ownership-fencing on one
-// node: kill -9 one of 3 instances over 12 partitions (takeover within the lease bound, no key on
-// two instances at once, per-key order), and SIGSTOP one past its lease (no ack, no start after
-// SIGCONT of a partition it lost).
+// goes to the node of its own slot. The same proof as ownership-failover, -fencing and -nonce on
+// one node: kill -9 one of 3 instances over 12 partitions (takeover within the lease bound, no key
+// on two instances at once, per-key order); SIGSTOP one past its lease (no ack, no start after
+// SIGCONT of a partition it lost); the relayer's nonces in single-active mode with the active
+// instance killed (every nonce once, in order).
 import { Cluster } from 'ioredis';
 import { partitionOf, partitionStream, partitionStreams } from 'nest-redis-streams';
 import { slotOf } from '../../libs/nest-redis-streams/src/redis/slots.js';
@@ -191,6 +192,45 @@ describe('chaos: exclusive ownership on a Redis Cluster of 3 masters', () => {
       // Its late run was aborted before the ack, or the fence refused its ack or lease renewal.
       expect(paused.startsWith('aborted|') || Number(stats['own-a:writes-refused'] ?? 0) >= 1).toBe(true);
       expect(ackedSlow).toEqual([0, 1, 2, 3, 4, 5]);
+    },
+    30_000,
+  );
+
+  scenarioTest(
+    'relayer nonces from a plain counter, single active consumer: 3 instances, the active one killed mid-run, every nonce once and in order',
+    async (s) => {
+      const leaseMs = 1_000;
+      const env = { PARTITIONS: 1, LEASE_MS: leaseMs, HANDLER_MS: 5, MODE: 'nonce' };
+      const procs = await Promise.all(['relay-a', 'relay-b', 'relay-c'].map((name) => clusterConsumer(s, name, env)));
+      const keys = ownershipLedger(s.run);
+      const total = 300;
+      let produced = 0;
+      const producing = (async () => {
+        for (; produced < total; produced++) {
+          await redis.xadd(s.stream, '*', 'key', 'tx', 'seq', String(produced));
+          if (produced % 10 === 9) await new Promise((r) => setTimeout(r, 50));
+        }
+      })();
+      await waitFor(async () => (await s.ledger.llen(keys.issued)) >= 60, 'the first nonces issued');
+      const [active] = await owners(redis, s.stream, 1);
+      const victim = procs.find((p) => p.name === active)!;
+      const killedAt = Date.now();
+      await victim.kill('SIGKILL');
+      const beforeKill = await s.ledger.llen(keys.issued);
+      const survivor = await waitFor(async () => {
+        const [now] = await owners(redis, s.stream, 1);
+        return now !== '' && now !== victim.name ? now : undefined;
+      }, 'a standby took over');
+      const takeoverMs = Date.now() - killedAt;
+      await producing;
+      await waitFor(async () => (await s.ledger.llen(keys.issued)) >= total, `all ${total} nonces issued`);
+      await waitFor(async () => (await totalPending(redis, s.stream, 1)) === 0, 'nothing pending');
+      const issued = await s.ledger.lrange(keys.issued, 0, -1);
+      process.stdout.write(
+        `ownership on a cluster, nonce: ${victim.name} killed after ${beforeKill} nonces; ${survivor} took over in ` +
+          `${takeoverMs} ms (lease ${leaseMs} ms); ${issued.length} nonces issued\n`,
+      );
+      expect(issued).toEqual(Array.from({ length: total }, (_, i) => `${i}|tx:${i}`));
     },
     30_000,
   );
