@@ -134,6 +134,39 @@ describe('streams console in headless Chromium', () => {
     expect(errors).toEqual([]);
   }, 60_000);
 
+  it("the group page's next page keeps the from/to time range", async () => {
+    const stream = unique('paging');
+    await redis.xgroup('CREATE', stream, 'g', '0', 'MKSTREAM');
+    const base = Date.now() - 60_000;
+    // 60 entries one millisecond apart, all pending at c1; the range holds 36 of them (pages of 25).
+    for (let i = 0; i < 60; i++) await redis.xadd(stream, `${base + i}-0`, 'n', String(i));
+    await redis.xreadgroup('GROUP', 'g', 'c1', 'COUNT', 60, 'STREAMS', stream, '>');
+    const c = await startConsoleApp({ streams: [stream], auditStream: unique('audit') });
+    closers.push(() => c.app.close());
+    const range = { from: String(base + 10), to: String(base + 45) };
+    const { page, errors } = await open(c, `#group?${new URLSearchParams({ stream, group: 'g', ...range })}`);
+    await page.waitForSelector('[data-test=next-page]');
+    const first = await page.textContent('[data-test=group]');
+    expect(first).toContain(`${base + 10}-0`);
+    expect(first).toContain(`${base + 34}-0`);
+    expect(first).not.toContain(`${base + 35}-0`);
+
+    await page.click('[data-test=next-page]');
+    await page.waitForFunction((id) => !document.querySelector('[data-test=group]')?.textContent?.includes(id), `${base + 10}-0`);
+    const hash = new URLSearchParams(new URL(page.url()).hash.replace(/^#group\?/, ''));
+    expect({ from: hash.get('from'), to: hash.get('to'), after: hash.get('after') }).toEqual({
+      ...range,
+      after: `${base + 34}-0`,
+    });
+    const second = await page.textContent('[data-test=group]');
+    expect(second).toContain(`${base + 35}-0`);
+    expect(second).toContain(`${base + 45}-0`);
+    // Past the range's end: without the range, the page would run on to the 60th entry.
+    expect(second).not.toContain(`${base + 46}-0`);
+    expect(await page.locator('[data-test=next-page]').count()).toBe(0);
+    expect(errors).toEqual([]);
+  }, 60_000);
+
   it('read-only mode shows no action buttons and the API refuses writes', async () => {
     const { stream } = await arrange();
     const c = await startConsoleApp({ streams: [stream], auditStream: unique('audit'), guard: () => true, readOnly: true });

@@ -60,6 +60,8 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
     get<{ items: Pending[]; next: string | null }>('pending', query),
     ownershipCard(stream, group),
   ]);
+  // The time range stays while paging: the next page is the rest of the same range.
+  const range = Object.fromEntries((['from', 'to'] as const).flatMap((k) => (query[k] ? [[k, query[k]]] : [])));
   const go = (extra: Record<string, string>) => {
     location.hash = `group?${new URLSearchParams({ stream, group, ...extra }).toString()}`;
   };
@@ -204,7 +206,7 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
         'div',
         { class: 'pager' },
         pel.next
-          ? h('button', { onclick: () => go({ after: pel.next! }) }, 'next page')
+          ? h('button', { 'data-test': 'next-page', onclick: () => go({ ...range, after: pel.next! }) }, 'next page')
           : h('span', { class: 'muted' }, 'end of the PEL'),
       ),
     ),
