@@ -1,6 +1,6 @@
 import { Inbox, type InboxDelivery, listMigrations, applyMigrations } from 'nest-redis-streams';
 import { waitFor } from '../support/helpers.js';
-import { type DatabaseKind, pgKind, type TestDatabase, typeormKind, usePostgresServer } from './support/databases.js';
+import { type DatabaseKind, pgKind, pgliteKind, type TestDatabase, typeormKind, usePostgresServer } from './support/databases.js';
 
 usePostgresServer();
 // Each test creates a database and starts apps; on 2 shared cores that can pass Jest's 5 s default.
@@ -11,8 +11,8 @@ function delivery(eventId: string | undefined, entryId = '1-0', stream = 'orders
   return { getStream: () => stream, getGroup: () => group, getEventId: () => eventId, getEntryId: () => entryId };
 }
 
-// Embedded PGlite runs the same adapter contract in a plain Node process: pglite.spec.ts.
-describe.each<DatabaseKind>([pgKind, typeormKind])('Inbox on $name', (kind) => {
+// The same suite on a PostgreSQL 15 server (two adapters) and on embedded PGlite.
+describe.each<DatabaseKind>([pgKind, typeormKind, pgliteKind])('Inbox on $name', (kind) => {
   let t: TestDatabase;
   let inbox: Inbox<any>;
   beforeEach(async () => {
@@ -125,30 +125,38 @@ describe.each<DatabaseKind>([pgKind, typeormKind])('Inbox on $name', (kind) => {
     );
   });
 
-  it('lets a concurrent second delivery wait for the first and then skip it', async () => {
+  // On a server the copy waits on the first one's uncommitted key; on PGlite (one connection) it
+  // queues behind the first one's transaction. Either way it runs after the first and skips.
+  it('lets a second delivery that arrives during the first wait for it and then skip it', async () => {
     let release!: () => void;
     let entered!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const firstHoldsKey = new Promise<void>((r) => (entered = r));
-    const first = inbox.run(delivery('order-4'), 'payments.charge', async (tx) => {
-      entered();
-      await charge('o-4')(tx);
-      await gate;
-      return 'first';
-    });
+    const settled: string[] = [];
+    const first = inbox
+      .run(delivery('order-4'), 'payments.charge', async (tx) => {
+        entered();
+        await charge('o-4')(tx);
+        await gate;
+        return 'first';
+      })
+      .finally(() => settled.push('first'));
     // Start the copy only once the first delivery's inbox row exists (uncommitted).
     await firstHoldsKey;
-    const second = inbox.run(delivery('order-4', '2-0'), 'payments.charge', charge('o-4'));
-    // The second insert blocks on the first one's uncommitted key.
-    await waitFor(
-      async () =>
-        (await t.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO nrs_inbox%'`))
-          .length,
-      'the second delivery to wait on the first one’s key',
-    );
+    const second = inbox.run(delivery('order-4', '2-0'), 'payments.charge', charge('o-4')).finally(() => settled.push('second'));
+    if (kind.concurrentTransactions) {
+      // The second insert blocks on the first one's uncommitted key.
+      await waitFor(
+        async () =>
+          (await t.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO nrs_inbox%'`))
+            .length,
+        'the second delivery to wait on the first one’s key',
+      );
+    }
     release();
     expect(await first).toEqual({ status: 'applied', result: 'first' });
     expect(await second).toEqual({ status: 'duplicate' });
+    expect(settled).toEqual(['first', 'second']);
     expect(await charges()).toEqual(['o-4']);
   });
 });

@@ -1,13 +1,14 @@
 import { Observable, throwError } from 'rxjs';
 import { Outbox, OutboxRelay, type OutboxPublisher, RedisStreamsClient, type StreamRecord } from 'nest-redis-streams';
 import { readAll, redisUrl, testContext, unique, waitFor } from '../support/helpers.js';
-import { pgKind, type TestDatabase, typeormKind, usePostgresServer } from '../inbox/support/databases.js';
+import { pgKind, pgliteKind, type TestDatabase, typeormKind, usePostgresServer } from '../inbox/support/databases.js';
 
 usePostgresServer();
 // Each test creates a database and starts apps; on 2 shared cores that can pass Jest's 5 s default.
 jest.setTimeout(30_000);
 
-describe.each([pgKind, typeormKind])('Outbox and OutboxRelay on $name', (kind) => {
+// The same suite on a PostgreSQL 15 server (two adapters) and on embedded PGlite.
+describe.each([pgKind, typeormKind, pgliteKind])('Outbox and OutboxRelay on $name', (kind) => {
   const { redis, closers } = testContext();
   let t: TestDatabase;
   let outbox: Outbox<any>;

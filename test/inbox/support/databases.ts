@@ -1,6 +1,7 @@
+import { PGlite } from '@electric-sql/pglite';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { applyMigrations, pgDatabase, type SqlDatabase, typeormDatabase } from 'nest-redis-streams';
+import { applyMigrations, pgDatabase, pgliteDatabase, type SqlDatabase, typeormDatabase } from 'nest-redis-streams';
 
 // CommonJS helper shared with the demo and the chaos suite; Jest loads tests as CommonJS.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -29,18 +30,24 @@ export interface TestDatabase {
 /** How a suite gets a fresh, migrated database of one kind. */
 export interface DatabaseKind {
   name: string;
+  /**
+   * Whether transactions run side by side (a server with a connection pool). PGlite has one
+   * connection: a second transaction starts only after the first one ended.
+   */
+  concurrentTransactions: boolean;
   open(): Promise<TestDatabase>;
 }
 
 let server: PostgresServer | null = null;
 let databases = 0;
 
-/** Starts the file's PostgreSQL server once (call in beforeAll) and stops it (afterAll). */
+/** Starts the file's PostgreSQL server once (call in beforeAll) and stops it and the embedded PGlite (afterAll). */
 export function usePostgresServer(): () => PostgresServer {
   beforeAll(async () => {
     server = await startPostgres();
   }, 30_000);
   afterAll(async () => {
+    await closeEmbedded();
     await server?.stop();
     server = null;
   }, 30_000);
@@ -70,6 +77,7 @@ export function testPool(url: string, max = 10): Pool {
 
 export const pgKind: DatabaseKind = {
   name: 'node-postgres on PostgreSQL 15',
+  concurrentTransactions: true,
   async open() {
     const pool = testPool(await createDatabase());
     const db = pgDatabase(pool);
@@ -84,6 +92,7 @@ export const pgKind: DatabaseKind = {
 
 export const typeormKind: DatabaseKind = {
   name: 'TypeORM on PostgreSQL 15',
+  concurrentTransactions: true,
   async open() {
     const dataSource = await new DataSource({ type: 'postgres', url: await createDatabase() }).initialize();
     const db = typeormDatabase(dataSource);
@@ -92,6 +101,43 @@ export const typeormKind: DatabaseKind = {
       db,
       query: (sql, params) => dataSource.query(sql, params),
       close: () => dataSource.destroy(),
+    };
+  },
+};
+
+let embedded: Promise<PGlite> | null = null;
+let schemas = 0;
+
+/** Closes the file's embedded PGlite, if a test opened one. */
+async function closeEmbedded(): Promise<void> {
+  const pglite = embedded;
+  embedded = null;
+  await (await pglite)?.close();
+}
+
+/**
+ * Embedded PostgreSQL (WebAssembly, in this process): the zero-setup path, no server needed.
+ * Starting PGlite takes seconds, so the file shares one instance and each test gets a schema of
+ * its own (PGlite has one session, so `search_path` holds for every statement that follows).
+ */
+export const pgliteKind: DatabaseKind = {
+  name: 'embedded PGlite',
+  concurrentTransactions: false,
+  async open() {
+    embedded ??= PGlite.create();
+    const pglite = await embedded;
+    schemas += 1;
+    const schema = `t_${schemas}`;
+    await pglite.exec(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
+    const db = pgliteDatabase(pglite);
+    await applyMigrations(db);
+    return {
+      db,
+      // Queued behind a transaction in flight: PGlite runs one statement or transaction at a time.
+      query: async (sql, params) => (await pglite.query<any>(sql, params)).rows,
+      close: async () => {
+        await pglite.exec(`SET search_path TO public; DROP SCHEMA ${schema} CASCADE`);
+      },
     };
   },
 };
