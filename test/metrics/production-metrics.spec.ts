@@ -11,6 +11,16 @@ import { redisClient, startMicroservice, unique, waitFor } from '../support/help
 const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {
   startRedis(options?: { extraArgs?: string[] }): Promise<{ url: string; port: number; stop(): Promise<void> }>;
 };
+// A local Redis Cluster of cluster-enabled redis-servers, joined by redis-cli --cluster create.
+const { startCluster } = require('../../scripts/lib/redis-cluster.cjs') as {
+  startCluster(options: { masters: number; replicas: number; appendfsync?: string }): Promise<{
+    startupNodes: Array<{ host: string; port: number }>;
+    nodes: Array<{ port: number }>;
+    masters(): Array<{ port: number }>;
+    killMaster(node: { port: number }): Promise<void>;
+    stop(): Promise<void>;
+  }>;
+};
 
 jest.setTimeout(30_000);
 
@@ -75,6 +85,61 @@ describe('metrics for the operations table', () => {
     // The node label is host:port only: credentials a URL may carry never become a label.
     expect(await registry.metrics()).not.toMatch(/redis:\/\//);
   });
+
+  it('samples used_memory and maxmemory of each master of a Redis Cluster, labelled by node, no replica, and the new master after a failover', async () => {
+    const cluster = await startCluster({ masters: 3, replicas: 1, appendfsync: 'everysec' });
+    closers.push(() => cluster.stop());
+    // A distinct limit per node, so each gauge can only have come from its own node's INFO.
+    const limitOf = new Map(cluster.nodes.map((n, i) => [n.port, (16 + 8 * i) * 1024 * 1024]));
+    for (const node of cluster.nodes) {
+      const direct = redisClient(`redis://127.0.0.1:${node.port}`);
+      // disconnect, not quit: one of these nodes is killed below, and QUIT would wait for it.
+      closers.push(() => direct.disconnect());
+      await direct.config('SET', 'maxmemory', String(limitOf.get(node.port)));
+      // Replicas reach every node's CLUSTER SLOTS by gossip, a moment after they link up; the
+      // client below connects to them too, so a reading of every connected node would add labels.
+      await waitFor(async () => {
+        const slots = (await direct.cluster('SLOTS')) as unknown as unknown[][];
+        return slots.length === 3 && slots.every((range) => range.length === 4);
+      }, `every range's replica in CLUSTER SLOTS of node ${node.port}`);
+    }
+    const masters = cluster.masters().map((m) => m.port);
+    expect(masters).toHaveLength(3);
+    const stream = unique('metrics-cluster');
+    const { app, server } = await startMicroservice([handlers(stream)], {
+      connection: { cluster: cluster.startupNodes, clusterOptions: { redisOptions: { maxRetriesPerRequest: null } } },
+    });
+    closers.push(() => app.close());
+    const registry = new Registry();
+    const metrics = new RedisStreamsMetrics().attach(server, { registry, sampleIntervalMs: 0 });
+    closers.push(() => metrics.close());
+    await metrics.sampleNow();
+
+    const nodesOf = async (name: string) =>
+      new Map((await registry.getSingleMetric(name)!.get()).values.map((v) => [String(v.labels.node), v.value]));
+    const max = await nodesOf('redis_streams_redis_memory_max_bytes');
+    const used = await nodesOf('redis_streams_redis_memory_used_bytes');
+    const labels = masters.map((port) => `127.0.0.1:${port}`).sort();
+    expect([...max.keys()].sort()).toEqual(labels);
+    expect([...used.keys()].sort()).toEqual(labels);
+    for (const port of masters) {
+      const node = `127.0.0.1:${port}`;
+      expect([node, max.get(node)]).toEqual([node, limitOf.get(port)]);
+      expect([node, used.get(node)]).toEqual([node, expect.any(Number)]);
+      expect(used.get(node)).toBeGreaterThan(100_000);
+    }
+
+    // A failover: the promoted replica is a master now, and is read although the client only
+    // learns of it by asking the cluster again.
+    await cluster.killMaster(cluster.masters()[0]);
+    const promoted = cluster.masters().find((m) => !masters.includes(m.port))!;
+    const node = `127.0.0.1:${promoted.port}`;
+    await waitFor(async () => {
+      await metrics.sampleNow();
+      return (await nodesOf('redis_streams_redis_memory_max_bytes')).get(node) === limitOf.get(promoted.port);
+    }, `the memory of ${node}, the master promoted by the failover`);
+    expect((await nodesOf('redis_streams_redis_memory_used_bytes')).get(node)).toBeGreaterThan(100_000);
+  }, 90_000);
 
   it('ages a read loop that cannot read (Redis paused) and resets it once reads complete again', async () => {
     const own = await startRedis();
