@@ -6,6 +6,7 @@ export interface PgClientLike {
   on(event: 'notification', listener: (message: { channel: string }) => void): unknown;
   on(event: 'error', listener: (err: Error) => void): unknown;
   removeAllListeners(event?: string): unknown;
+  removeListener(event: 'error', listener: (err: Error) => void): unknown;
 }
 
 /** The part of a node-postgres `Pool` the adapter uses. */
@@ -33,6 +34,11 @@ export function pgDatabase(pool: PgPoolLike): SqlDatabase<Pick<PgClientLike, 'qu
     async transaction(work) {
       const client = await pool.connect();
       let broken: Error | undefined;
+      // The pool listens for errors on idle clients only. A server that ends the connection while
+      // this transaction waits between statements (a restart, pg_terminate_backend) would emit an
+      // 'error' nobody handles and crash the process; keep it instead: the next statement rejects.
+      const onError = (err: Error) => (broken = err);
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await work(client);
@@ -42,7 +48,8 @@ export function pgDatabase(pool: PgPoolLike): SqlDatabase<Pick<PgClientLike, 'qu
         await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
         throw err;
       } finally {
-        // A connection that could not roll back is in an unknown state: destroy it, do not reuse it.
+        client.removeListener('error', onError);
+        // A connection that broke or could not roll back is in an unknown state: destroy it, do not reuse it.
         client.release(broken);
       }
     },
