@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Controller, type LoggerService, Module } from '@nestjs/common';
@@ -8,6 +8,9 @@ import { EventPattern, Payload } from '@nestjs/microservices';
 import { lastValueFrom } from 'rxjs';
 import { RedisStreamsClient, RedisStreamsServer, type RedisStreamsServerOptions } from 'nest-redis-streams';
 import { redisClient, unique, waitFor } from '../support/helpers.js';
+import { buildApp, readmeSnippets } from '../readme/readme-app.js';
+import { readmeAclLines } from './acl-users.js';
+import { makeCertificates } from './certificates.js';
 
 // CommonJS helpers shared with the scripts: a private redis-server and a free port for its TLS side.
 const { startRedis, freePort } = require('../../scripts/lib/redis-process.cjs') as {
@@ -18,69 +21,6 @@ const { startRedis, freePort } = require('../../scripts/lib/redis-process.cjs') 
 jest.setTimeout(60_000);
 
 const SECRET = 'Sup3r-Secret-Pa55word';
-
-/** A CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl. */
-function makeCertificates(dir: string): Record<'ca' | 'caKey' | 'serverCert' | 'serverKey' | 'clientCert' | 'clientKey', string> {
-  const file = (name: string) => join(dir, name);
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=nrs-test-ca',
-    '-keyout',
-    file('ca.key'),
-    '-out',
-    file('ca.crt'),
-  );
-  writeFileSync(file('server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  for (const [name, ext] of [
-    ['server', ['-extfile', file('server.ext')]],
-    ['client', []],
-  ] as const) {
-    openssl(
-      'req',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-subj',
-      `/CN=nrs-${name}`,
-      '-keyout',
-      file(`${name}.key`),
-      '-out',
-      file(`${name}.csr`),
-    );
-    openssl(
-      'x509',
-      '-req',
-      '-in',
-      file(`${name}.csr`),
-      '-CA',
-      file('ca.crt'),
-      '-CAkey',
-      file('ca.key'),
-      '-CAcreateserial',
-      '-days',
-      '2',
-      '-out',
-      file(`${name}.crt`),
-      ...ext,
-    );
-  }
-  return {
-    ca: file('ca.crt'),
-    caKey: file('ca.key'),
-    serverCert: file('server.crt'),
-    serverKey: file('server.key'),
-    clientCert: file('client.crt'),
-    clientKey: file('client.key'),
-  };
-}
 
 /** Collects everything Nest and the library log. */
 class CapturingLogger implements LoggerService {
@@ -104,6 +44,45 @@ function handlers(stream: string, seen: unknown[]) {
   @Module({ controllers: [Handlers] })
   class AppModule {}
   return AppModule;
+}
+
+/** The app around the README snippet: one handler that prints what it handles. */
+const SNIPPET_MAIN = `
+import { Controller, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { EventPattern, Payload } from '@nestjs/microservices';
+import { server } from './redis-tls-server.js';
+
+@Controller()
+class Handler {
+  @EventPattern(process.env.STREAM!)
+  handle(@Payload() data: unknown) {
+    console.log('handled ' + JSON.stringify(data));
+  }
+}
+@Module({ controllers: [Handler] })
+class AppModule {}
+
+const app = await NestFactory.createMicroservice(AppModule, { strategy: server, logger: ['error', 'warn'] });
+app.enableShutdownHooks();
+await app.listen();
+console.log('listening');
+`;
+
+/** Everything a child process prints, as it arrives. */
+function outputOf(child: ChildProcess): () => string {
+  let text = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+  return () => text;
+}
+
+/** SIGTERM, then wait for the exit (the app closes its connections on the way out). */
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
 }
 
 describe('TLS and secrets', () => {
@@ -133,6 +112,9 @@ describe('TLS and secrets', () => {
     });
     const admin = redisClient(redis.url);
     await admin.call('ACL', 'SETUSER', 'app', 'on', `>${SECRET}`, '~*', '+@all');
+    // The README's consumer role, which its TLS snippet connects as.
+    const [, ...consumer] = readmeAclLines({ consumer: SECRET })[0];
+    await admin.call('ACL', ...consumer);
     await admin.quit();
   });
   afterEach(async () => {
@@ -167,6 +149,48 @@ describe('TLS and secrets', () => {
     // The connection really is TLS: Redis lists it on the TLS port.
     const clients = String(await client.unwrap().call('CLIENT', 'INFO'));
     expect(clients).toContain(`laddr=127.0.0.1:${tlsPort}`);
+  });
+
+  it("runs the README's TLS snippet as written, pointed at the test's Redis and certificates by its environment variables", async () => {
+    const snippet = readmeSnippets().get('tls/redis-tls-server.ts');
+    if (!snippet)
+      throw new Error('README.md has no code block marked <!-- snippet: tls/redis-tls-server.ts -->; this test runs it.');
+    const built = buildApp(
+      new Map([
+        ['tls/redis-tls-server.ts', snippet],
+        ['tls/main.ts', SNIPPET_MAIN],
+      ]),
+    );
+    closers.push(() => built.remove());
+    const stream = `app:${unique('tls-snippet')}`;
+    const app = spawn(process.execPath, [built.entry('tls/main.ts')], {
+      env: {
+        ...process.env,
+        REDIS_HOST: '127.0.0.1',
+        REDIS_TLS_PORT: String(tlsPort),
+        REDIS_TLS_DIR: dir,
+        REDIS_PASSWORD: SECRET,
+        STREAM: stream,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = outputOf(app);
+    closers.push(() => stopProcess(app));
+    await waitFor(() => output().includes('listening'), 'the snippet app to listen', 20_000).catch((err: Error) => {
+      throw new Error(`${err.message} Its output:\n${output()}`);
+    });
+
+    const admin = redisClient(redis.url);
+    closers.push(() => admin.quit());
+    await admin.xadd(stream, '*', 'over', 'the README snippet');
+    await waitFor(() => output().includes('handled {"over":"the README snippet"}'), 'the entry handled by the snippet app').catch(
+      (err: Error) => {
+        throw new Error(`${err.message} Its output:\n${output()}`);
+      },
+    );
+    // It is connected as the README consumer, on the TLS port.
+    const clients = String(await admin.call('CLIENT', 'LIST'));
+    expect(clients).toMatch(new RegExp(`laddr=127\\.0\\.0\\.1:${tlsPort} .*user=nrs-consumer`));
   });
 
   it('refuses a server certificate it cannot verify (no CA given), without the password in the message', async () => {
