@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -7,6 +7,19 @@ import { exportedSeriesNames, metricNamesIn } from './promql-names.js';
 
 const RULES = 'deploy/prometheus/redis-streams.rules.yml';
 const RULE_TESTS = 'deploy/prometheus/tests/redis-streams.rules.test.yml';
+const BUILD_RULE = 'deploy/scripts/build-prometheus-rule.mjs';
+
+/** The runbook base the rules ship with, as the generating script states it. */
+function defaultRunbookBase(): string {
+  const stated = /DEFAULT_RUNBOOK_BASE_URL =\s*'([^']+)'/.exec(readFileSync(BUILD_RULE, 'utf8'))?.[1];
+  if (!stated) throw new Error(`${BUILD_RULE} no longer states DEFAULT_RUNBOOK_BASE_URL = '...'; this test reads it there.`);
+  return stated;
+}
+
+/** Every runbook_url value in a YAML text. */
+function runbookUrlsIn(text: string): string[] {
+  return [...text.matchAll(/runbook_url: '?([^'\s]+)/g)].map(([, url]) => url);
+}
 
 interface AlertRule {
   alert: string;
@@ -93,8 +106,57 @@ describe('alert rules (deploy/prometheus)', () => {
       for (const label of kept.filter((l) => l !== 'le' && l !== 'reason')) {
         expect([rule.alert, description]).toEqual([rule.alert, expect.stringContaining(`{{ $labels.${label} }}`)]);
       }
-      expect([rule.alert, url]).toEqual([rule.alert, `docs/OPERATIONS.md#${rule.alert.toLowerCase()}`]);
+      expect([rule.alert, url]).toEqual([rule.alert, `${defaultRunbookBase()}#${rule.alert.toLowerCase()}`]);
       expect([rule.alert, anchors.has(rule.alert.toLowerCase())]).toEqual([rule.alert, true]);
+    }
+  });
+
+  it("link runbooks absolutely, by default to this repository's docs/OPERATIONS.md", () => {
+    const { repository } = JSON.parse(readFileSync('libs/nest-redis-streams/package.json', 'utf8')) as {
+      repository: { url: string };
+    };
+    const repo = repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+    expect(defaultRunbookBase()).toBe(`${repo}/blob/main/docs/OPERATIONS.md`);
+    const base = `${defaultRunbookBase()}#`;
+    for (const file of [RULES, RULE_TESTS, 'deploy/kubernetes/prometheus-rule.yaml']) {
+      const urls = runbookUrlsIn(readFileSync(file, 'utf8'));
+      expect([file, urls.length > 0]).toEqual([file, true]);
+      expect([file, urls.filter((url) => !url.startsWith(base))]).toEqual([file, []]);
+    }
+  });
+
+  it('move every runbook_url to RUNBOOK_BASE_URL (rules, their unit tests and the manifest), still passing promtool', () => {
+    // A copy of deploy/, as a team that publishes the runbook elsewhere would have it.
+    const dir = mkdtempSync(join(tmpdir(), 'nrs-runbook-'));
+    try {
+      cpSync('deploy', join(dir, 'deploy'), { recursive: true });
+      symlinkSync(join(process.cwd(), 'node_modules'), join(dir, 'node_modules'), 'dir');
+      const base = 'https://wiki.example.com/ops/redis-streams';
+      const run = (env: Record<string, string>, ...args: string[]) =>
+        spawnSync(process.execPath, [BUILD_RULE, ...args], { cwd: dir, env: { ...process.env, ...env }, encoding: 'utf8' });
+
+      const moved = run({ RUNBOOK_BASE_URL: base });
+      expect(moved.stderr).toBe('');
+      expect(moved.status).toBe(0);
+      for (const file of [RULES, RULE_TESTS, 'deploy/kubernetes/prometheus-rule.yaml']) {
+        const urls = runbookUrlsIn(readFileSync(join(dir, file), 'utf8'));
+        expect([
+          file,
+          urls.length,
+          urls.filter((url) => !/^https:\/\/wiki\.example\.com\/ops\/redis-streams#[a-z]+$/.test(url)),
+        ]).toEqual([file, runbookUrlsIn(readFileSync(file, 'utf8')).length, []]);
+      }
+      expect(run({}, '--check').status).toBe(0);
+      const tested = promtool('test', 'rules', join(dir, RULE_TESTS));
+      expect(tested.output).toContain('SUCCESS');
+      expect(tested.status).toBe(0);
+
+      const refused = run({ RUNBOOK_BASE_URL: 'wiki/redis-streams' });
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).toContain('RUNBOOK_BASE_URL="wiki/redis-streams" is not an absolute http(s) URL');
+      expect(refused.stderr).toContain(`e.g. RUNBOOK_BASE_URL=${defaultRunbookBase()}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
