@@ -1,5 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import type { Redis } from 'ioredis';
 import { lastValueFrom } from 'rxjs';
@@ -9,6 +11,7 @@ import {
   RedisStreamsClient,
   RedisStreamsHealthIndicator,
   RedisStreamsMetrics,
+  StreamOperations,
   collectStreamStats,
   trimSafely,
 } from 'nest-redis-streams';
@@ -121,6 +124,69 @@ describe('least privilege: the README ACL users', () => {
     await expect(dlq.redrive(deadLetterStream, page.items[0].id)).resolves.toEqual(expect.any(String));
     await waitFor(() => badAttempts > attempts, 'the re-driven entry delivered again');
     await expect(trimSafely(operator, stream, { maxLen: 0 })).resolves.toBeDefined();
+  });
+
+  it("let the operator run the CLI's status and every action of the console's operations layer", async () => {
+    const stream = `app:${unique('acl-ops')}`;
+    const deadLetterStream = `${stream}:dlq`;
+    // State as a running service leaves it: entries pending with two consumers, one dead letter.
+    await admin.xgroup('CREATE', stream, 'nest', '0', 'MKSTREAM');
+    const ids: string[] = [];
+    for (let n = 0; n < 6; n++) ids.push((await admin.xadd(stream, '*', 'n', String(n)))!);
+    await admin.xreadgroup('GROUP', 'nest', 'pod-a', 'COUNT', 3, 'STREAMS', stream, '>');
+    await admin.xreadgroup('GROUP', 'nest', 'pod-b', 'COUNT', 2, 'STREAMS', stream, '>');
+    await admin.xadd(deadLetterStream, '*', 'stream', stream, 'group', 'nest', 'id', ids[5], 'reason', 'handler-error', 'n', '5');
+
+    const operator = redisClient(urlOf('operator'));
+    closers.push(() => operator.quit());
+    const ops = new StreamOperations(operator, { streams: [stream] });
+    const actor = 'acl-test';
+    const [overview] = await ops.overview();
+    expect(overview).toMatchObject({ stream, length: 6 });
+    expect((await ops.pending(stream, 'nest')).items).toHaveLength(5);
+    expect((await ops.entries(stream)).items).toHaveLength(6);
+    expect((await ops.consumers(stream, 'nest')).map((c) => c.name).sort()).toEqual(['pod-a', 'pod-b']);
+    await expect(ops.ownership(stream, 'nest')).resolves.toBeDefined();
+    await expect(ops.entry(stream, ids[0], 'nest')).resolves.toMatchObject({ id: ids[0] });
+    await ops.ack(actor, stream, 'nest', ids[0]);
+    await ops.claim(actor, stream, 'nest', ids[1], 'pod-b');
+    await ops.park(actor, stream, 'nest', ids[2]);
+    const dead = await ops.listDeadLetters(stream);
+    expect(dead.items.length).toBe(2);
+    await expect(ops.tallyDeadLetters(stream)).resolves.toBeDefined();
+    await ops.discard(actor, stream, dead.items[0].id);
+    await ops.redrive(actor, stream, dead.items[1].id);
+    await ops.handOver(actor, stream, 'nest', 'pod-a', 'pod-b');
+    await ops.deleteConsumer(actor, stream, 'nest', 'pod-a');
+    await expect(ops.previewCursor(stream, 'nest', { end: true })).resolves.toMatchObject({ stream, group: 'nest' });
+    await ops.setCursor(actor, stream, 'nest', { end: true }, true);
+    await ops.trim(actor, stream, { maxLen: 100 });
+    const audit = await ops.auditTrail();
+    expect(audit.items.map((r) => r.action)).toEqual(
+      expect.arrayContaining([
+        'ack',
+        'claim',
+        'park',
+        'dlq.discard',
+        'dlq.redrive',
+        'consumer.hand-over',
+        'consumer.delete',
+        'setid',
+        'trim',
+      ]),
+    );
+    expect(audit.items.filter((r) => !r.ok)).toEqual([]);
+
+    // The command-line tool, as operators run it (the built package's bin), finding the streams with SCAN.
+    const cli = 'libs/nest-redis-streams/dist/cli/main.js';
+    if (!existsSync(cli)) throw new Error(`${cli} is missing: build the library first (node scripts/build-lib.mjs).`);
+    const status = spawnSync(process.execPath, [cli, 'status', '--url', urlOf('operator')], {
+      encoding: 'utf8',
+    });
+    expect(status.stderr).toBe('');
+    expect(status.status).toBe(0);
+    expect(status.stdout).toContain(stream);
+    expect(status.stdout).not.toContain(PASSWORDS.operator);
   });
 
   it('refuse what a role lacks naming the command, and the hint names the ACL line that fixes it', async () => {
