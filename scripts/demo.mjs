@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // `npm run demo`: builds the library and the orders demo, starts Redis (a private redis-server
-// unless REDIS_URL is set), runs the hybrid app, publishes a burst of orders over HTTP and shows
-// each consumer group working through them: retries, dead letters, idempotency, health, metrics.
+// unless REDIS_URL is set), runs the hybrid app (embedded PGlite unless DATABASE_URL is set),
+// posts a burst of orders over HTTP (each stored with its outbox event in one transaction) and
+// shows each consumer group working through them: retries, dead letters, the inbox absorbing a
+// re-published order, health, metrics, and the database's reconciliation at the end.
 // `npm run demo -- --serve` keeps the app running afterwards.
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
@@ -9,6 +11,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { lastValueFrom } from 'rxjs';
 
 const require = createRequire(import.meta.url);
 const { startRedis, freePort } = require('./lib/redis-process.cjs');
@@ -77,10 +80,18 @@ async function main() {
     }
     const seconds = (performance.now() - started) / 1000;
     console.log(
-      `${ORDERS} orders stored in Redis in ${seconds.toFixed(2)} s (${Math.round(ORDERS / seconds)} orders/s over HTTP).`,
+      `${ORDERS} orders stored with their outbox events in ${seconds.toFixed(2)} s (${Math.round(ORDERS / seconds)} orders/s over HTTP).`,
     );
-    await postOrder(base, 42); // the client retries a POST: same order id, same event id
-    console.log('Order 42 posted a second time (a client retry): payments must charge it once.');
+    await postOrder(base, 42); // the client retries a POST: the order is stored already
+    console.log('Order 42 posted a second time (a client retry): the orders table keeps one, the outbox one event.');
+    // What a relay killed between XADD and marking the row sent does: the same event id again.
+    const { RedisStreamsClient, StreamRecord } = await import('nest-redis-streams');
+    const client = new RedisStreamsClient({ connection: redisUrl });
+    await lastValueFrom(client.emit('orders', new StreamRecord(orderOf(42), { eventId: 'order-o-42' })));
+    await client.close();
+    console.log(
+      'Order 42 published a second time (as a relay that died before marking it sent would): the inbox must absorb it.',
+    );
     await redis.xadd('orders', '*', 'customerId', 'legacy-crm', 'amount', '50000');
     console.log('One entry written the redis-cli way (XADD orders * customerId legacy-crm amount 50000).');
 
@@ -100,6 +111,10 @@ async function main() {
     );
     console.log('What each group did:');
     for (const [key, value] of Object.entries(ledger)) console.log(`  ${key.padEnd(36)} ${value}`);
+
+    step('From the database (GET /orders/summary): orders, charges, duplicates the inbox prevented');
+    const summary = await (await fetch(`${base}/orders/summary`)).json();
+    for (const [key, value] of Object.entries(summary)) console.log(`  ${key.padEnd(36)} ${value}`);
 
     step('Streams and groups (GET /streams)');
     console.log(await (await fetch(`${base}/streams`)).text());
@@ -121,6 +136,15 @@ async function main() {
     const metrics = await (await fetch(`${base}/metrics`)).text();
     for (const line of metrics.split('\n')) if (line.startsWith('redis_streams_entries_acked_total')) console.log(`  ${line}`);
 
+    step('Reconciliation (GET /orders/reconcile): outbox events against charges, by event id');
+    const report = await (await fetch(`${base}/orders/reconcile`)).json();
+    console.log(
+      `  ${report.expected} order events: ${report.appliedOnce} charged exactly once, ${report.deadLettered.length} dead-lettered ` +
+        `(${report.deadLettered.join(', ')}), ${report.missing.length} missing, ${report.duplicated.length} charged twice`,
+    );
+    if (report.missing.length || report.duplicated.length || report.appliedOnce + report.deadLettered.length !== report.expected)
+      throw new Error(`Reconciliation failed: ${JSON.stringify(report)}`);
+
     if (serve) {
       step(`Serving at ${base} — POST /orders, GET /streams, /health/live, /health/ready, /metrics. Ctrl-C stops.`);
       await new Promise((resolve) => process.once('SIGINT', resolve));
@@ -134,21 +158,24 @@ async function main() {
     if (redisProcess) await redisProcess.stop();
     log.end();
   }
-  console.log(bold('\nDemo finished: nothing pending, every failure accounted for.'));
+  console.log(bold('\nDemo finished: nothing pending, every order charged once or dead-lettered.'));
 }
 
-function postOrder(base, n) {
-  const order = {
+function orderOf(n) {
+  return {
     orderId: `o-${n}`,
     customerId: `c-${n % 37}`,
     amount: INVALID.includes(n) ? -1 : 1000 + n,
     items: [{ sku: `sku-${n % 9}`, quantity: 1 + (n % 3) }],
     ...(FLAKY.includes(n) && { flakyPayments: 2 }),
   };
+}
+
+function postOrder(base, n) {
   return fetch(`${base}/orders`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(order),
+    body: JSON.stringify(orderOf(n)),
   }).then(async (res) => {
     if (res.status !== 202) throw new Error(`POST /orders answered ${res.status}: ${await res.text()}`);
   });

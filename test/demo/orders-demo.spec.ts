@@ -5,7 +5,7 @@ import { waitFor } from '../support/helpers.js';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startRedis, freePort } = require('../../scripts/lib/redis-process.cjs');
 
-/** The demo app as users run it: compiled, in its own process, against its own Redis. */
+/** The demo app as users run it: compiled, in its own process, against its own Redis and embedded PGlite. */
 describe('orders demo app over HTTP', () => {
   let redis: { url: string; stop(): Promise<void> };
   let app: ChildProcess;
@@ -34,7 +34,7 @@ describe('orders demo app over HTTP', () => {
   const post = (order: object) =>
     fetch(`${base}/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(order) });
 
-  it('accepts orders, processes them in three groups and reports health and metrics', async () => {
+  it('stores orders with their outbox events, charges each once through the inbox, processes them in three groups, reconciles, and reports health and metrics', async () => {
     for (let i = 0; i < 20; i++) {
       const res = await post({
         orderId: `t-${i}`,
@@ -45,6 +45,9 @@ describe('orders demo app over HTTP', () => {
       expect(res.status).toBe(202);
     }
     expect((await post({ orderId: 'bad' })).status).toBe(400);
+    // A client retry: the order is stored already, so no second event enters the outbox.
+    const retry = await post({ orderId: 't-3', customerId: 'c', amount: 13, items: [] });
+    expect(await retry.json()).toEqual({ orderId: 't-3', eventId: 'order-t-3', stored: false });
 
     const metricValue = (text: string, group: string, name: string) =>
       Number(new RegExp(`^redis_streams_${name}\\{stream="orders",group="${group}"[^}]*\\} (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
@@ -60,6 +63,22 @@ describe('orders demo app over HTTP', () => {
       20_000,
     );
     expect(metricValue(metrics, 'payments', 'entries_dead_lettered_total')).toBe(1);
+
+    // The figures come from the database: each order stored once, charged once or dead-lettered.
+    expect(await (await fetch(`${base}/orders/summary`)).json()).toEqual({
+      orders: 20,
+      outboxUnsent: 0,
+      charges: 19,
+      chargedOrders: 19,
+      duplicatesPrevented: 0,
+    });
+    expect(await (await fetch(`${base}/orders/reconcile`)).json()).toEqual({
+      expected: 20,
+      appliedOnce: 19,
+      missing: [],
+      duplicated: [],
+      deadLettered: ['order-t-7'],
+    });
 
     const live = await fetch(`${base}/health/live`);
     expect(live.status).toBe(200);

@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { RedisStreamsMetrics, RedisStreamsServer } from 'nest-redis-streams';
 import { AppModule } from './app.module.js';
+import { openDemoDatabase } from './database/demo-database.js';
 
 /** Shutdown budget of the transport; Kubernetes' terminationGracePeriodSeconds must exceed it. */
 const SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -16,7 +17,9 @@ async function bootstrap(): Promise<void> {
     reclaimIntervalMs: 1_000,
     retryBackoffMs: 200,
   });
-  const app = await NestFactory.create(AppModule.register(server, redisUrl));
+  // Embedded PGlite unless DATABASE_URL names a PostgreSQL.
+  const database = await openDemoDatabase();
+  const app = await NestFactory.create(AppModule.register(server, redisUrl, database));
   app.enableShutdownHooks();
   // Hybrid app: HTTP and the Redis Streams transport in one process.
   app.connectMicroservice({ strategy: server });
@@ -24,7 +27,7 @@ async function bootstrap(): Promise<void> {
   await app.startAllMicroservices();
   const port = Number(process.env.PORT ?? 3000);
   await app.listen(port, process.env.HOST ?? '127.0.0.1');
-  new Logger('OrdersDemo').log(`Listening on http://127.0.0.1:${port} (Redis ${redisUrl}).`);
+  new Logger('OrdersDemo').log(`Listening on http://127.0.0.1:${port} (Redis ${redisUrl}, ${database.description}).`);
 }
 
 bootstrap().catch((err) => {
