@@ -190,13 +190,18 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
   private async sampleMemory(redis: Redis, attachment: Attachment): Promise<void> {
     const { instruments: m, sampleTimeoutMs } = attachment;
     try {
-      for (const { node, usedBytes, maxBytes } of await withTimeout(
-        readRedisMemory(redis),
-        sampleTimeoutMs,
-        'Redis INFO memory',
-      )) {
+      const nodes = await withTimeout(readRedisMemory(redis), sampleTimeoutMs, 'Redis INFO memory');
+      for (const { node, usedBytes, maxBytes } of nodes) {
         m.redisMemoryUsed.set({ node }, usedBytes);
         m.redisMemoryMax.set({ node }, maxBytes);
+      }
+      // A node no longer read (a failed-over master) must not keep its last value for ever.
+      const read = new Set(nodes.map((n) => n.node));
+      for (const { labels } of (await m.redisMemoryUsed.get()).values) {
+        if (labels.node !== undefined && !read.has(String(labels.node))) {
+          m.redisMemoryUsed.remove({ node: labels.node });
+          m.redisMemoryMax.remove({ node: labels.node });
+        }
       }
       attachment.lastMemoryError = null;
     } catch (err) {
