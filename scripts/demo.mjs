@@ -147,6 +147,10 @@ async function main() {
 
     if (serve) {
       step(`Serving at ${base} — POST /orders, GET /streams, /health/live, /health/ready, /metrics. Ctrl-C stops.`);
+      console.log(
+        `Streams console: ${base}/streams-console — the overview shows the three groups of "orders", payments with its ` +
+          '3 dead letters; open them, re-drive one (the demo guard allows writes) and watch the audit view record it.',
+      );
       await new Promise((resolve) => process.once('SIGINT', resolve));
     }
     step('Stopping the app (SIGTERM: in-flight handlers finish and ack)');

@@ -5,6 +5,7 @@ import {
   DeadLetterService,
   IDEMPOTENCY_STORE,
   RedisIdempotencyStore,
+  RedisStreamsConsoleModule,
   RedisStreamsHealthIndicator,
   RedisStreamsModule,
   RedisStreamsServer,
@@ -32,7 +33,13 @@ export class AppModule {
   static register(server: RedisStreamsServer, redisUrl: string, database: DemoDatabase): DynamicModule {
     return {
       module: AppModule,
-      imports: [RedisStreamsModule.forRoot({ connection: redisUrl, retention: { maxLen: 100_000, safe: true } }), TerminusModule],
+      imports: [
+        RedisStreamsModule.forRoot({ connection: redisUrl, retention: { maxLen: 100_000, safe: true } }),
+        TerminusModule,
+        // The streams console at /streams-console. The demo's guard lets every request write (and
+        // records "demo" in the audit stream); a real app passes its own auth guard here.
+        RedisStreamsConsoleModule.forRoot({ connection: redisUrl, streams: ['orders'], guard: () => 'demo' }),
+      ],
       controllers: [
         OrdersController,
         SummaryController,

@@ -28,6 +28,7 @@ async function bootstrap(): Promise<void> {
   const port = Number(process.env.PORT ?? 3000);
   await app.listen(port, process.env.HOST ?? '127.0.0.1');
   new Logger('OrdersDemo').log(`Listening on http://127.0.0.1:${port} (Redis ${redisUrl}, ${database.description}).`);
+  new Logger('OrdersDemo').log(`Streams console: http://127.0.0.1:${port}/streams-console`);
 }
 
 bootstrap().catch((err) => {
