@@ -81,7 +81,6 @@ const PUBLIC_RUNTIME_EXPORTS = [
   'pgExecutor',
   'pgliteDatabase',
   'pgliteExecutor',
-  'quoteIdentifier',
   'reconcile',
   'runOnce',
   'sampleStreamStatsBatch',
