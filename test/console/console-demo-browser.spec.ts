@@ -1,0 +1,105 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { type Browser, chromium } from 'playwright-core';
+import { fieldsToObject, waitFor } from '../support/helpers.js';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { startRedis, freePort } = require('../../scripts/lib/redis-process.cjs');
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const DEMO = join(__dirname, '../../dist/apps/orders-demo/main.js');
+
+/**
+ * The console as the demo mounts it (`npm run demo -- --serve`), driven in headless Chromium: the
+ * demo's own app, groups and payments handler, against its own Redis.
+ */
+describe('the streams console mounted in the orders demo', () => {
+  let server: { url: string; stop(): Promise<void> };
+  let redis: Redis;
+  let app: ChildProcess;
+  let browser: Browser;
+  let base: string;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM_PATH).`);
+    if (!existsSync(DEMO)) throw new Error(`${DEMO} is missing: build the demo first (npm test does).`);
+    server = await startRedis({ appendonly: false });
+    redis = new Redis(server.url);
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    app = spawn(process.execPath, [DEMO], {
+      env: { ...process.env, REDIS_URL: server.url, PORT: String(port), CONSUMER_NAME: 'console-demo-1' },
+      stdio: 'ignore',
+    });
+    await waitFor(async () => (await fetch(`${base}/health/live`)).ok, 'the demo to be live', 30_000);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    if (app && app.exitCode === null) {
+      const exited = new Promise((r) => app.once('exit', r));
+      app.kill('SIGTERM');
+      await exited;
+    }
+    redis?.disconnect();
+    await server?.stop();
+  });
+
+  it("shows the demo's groups, and a dead letter re-driven by a click is run again by the demo's payments handler", async () => {
+    const post = (order: object) =>
+      fetch(`${base}/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(order) });
+    for (let i = 0; i < 4; i++) {
+      const res = await post({
+        orderId: `c-${i}`,
+        customerId: 'c',
+        amount: i === 2 ? -5 : 10 + i,
+        items: [{ sku: 'a', quantity: 1 }],
+      });
+      expect(res.status).toBe(202);
+    }
+    // Payments parks the order with a negative amount (NonRetryableError) on its first delivery.
+    const [[parkedId, parkedFields]] = await waitFor(async () => {
+      const letters = await redis.xrange('orders:dlq', '-', '+');
+      return letters.length === 1 ? letters : null;
+    }, 'the negative order to be parked by payments');
+    expect(fieldsToObject(parkedFields)['dlq:group']).toBe('payments');
+
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.goto(`${base}/streams-console`);
+    await page.waitForSelector('[data-test=overview] table');
+    const overview = await page.textContent('[data-test=overview]');
+    for (const group of ['payments', 'inventory', 'notifications']) expect(overview).toContain(group);
+
+    await page.goto(`${base}/streams-console#dead-letters?${new URLSearchParams({ stream: 'orders' })}`);
+    await page.waitForSelector('[data-test=redrive]');
+    await page.click('[data-test=redrive]');
+
+    // In Redis: the dead letter left, the payments handler ran the re-driven entry (and, the
+    // amount being negative still, parked it again under a new id), and no group holds it pending.
+    const [[againId, againFields]] = await waitFor(async () => {
+      const letters = await redis.xrange('orders:dlq', '-', '+');
+      return letters.length === 1 && letters[0][0] !== parkedId ? letters : null;
+    }, 'payments to run the re-driven order and park it again');
+    const again = fieldsToObject(againFields);
+    expect(again['dlq:group']).toBe('payments');
+    expect(again['dlq:reason']).toBe('non-retryable');
+    expect(again['dlq:id']).not.toBe(fieldsToObject(parkedFields)['dlq:id']);
+    expect(againId > parkedId).toBe(true);
+    for (const group of ['payments', 'inventory', 'notifications']) {
+      await waitFor(
+        async () => Number(((await redis.xpending('orders', group)) as [number])[0]) === 0,
+        `${group} to have nothing pending`,
+      );
+    }
+    const audit = await page.evaluate(async () => (await fetch(`${location.pathname}/api/audit`)).json());
+    expect(JSON.stringify(audit)).toContain('demo');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
