@@ -13,6 +13,8 @@ export interface CliContext {
   redis: Redis;
   actor: string;
   json: boolean;
+  /** The environment the command line runs with (DATABASE_URL for `reconcile`). */
+  env: NodeJS.ProcessEnv;
   print(text: string): void;
 }
 
@@ -51,6 +53,7 @@ export async function openContext(
     redis,
     actor: stringOption(parsed, 'actor') ?? `cli:${userInfo().username}@${hostname()}`,
     json: parsed.values.json === true,
+    env,
     print: (text) => process.stdout.write(`${text}\n`),
   };
 }

@@ -7,6 +7,7 @@ import { consumersCommand } from './commands/consumers.command.js';
 import { dlqCommand } from './commands/dlq.command.js';
 import { ownershipCommand } from './commands/ownership.command.js';
 import { pendingCommand } from './commands/pending.command.js';
+import { reconcileCommand } from './commands/reconcile.command.js';
 import { setidCommand } from './commands/setid.command.js';
 import { statusCommand } from './commands/status.command.js';
 import { trimCommand } from './commands/trim.command.js';
@@ -20,6 +21,7 @@ export const COMMANDS: Command[] = [
   consumersCommand,
   ownershipCommand,
   trimCommand,
+  reconcileCommand,
 ];
 
 function overviewHelp(): string {
@@ -27,13 +29,13 @@ function overviewHelp(): string {
   return [
     `Usage: ${BIN} <command> [arguments] [--url redis://host:6379] [--json]`,
     '',
-    'Operate Redis Streams consumer groups run by nest-redis-streams: see what is stuck and act on it.',
+    'Operate Redis Streams consumer groups run by nest-redis-streams: see what is stuck and act on it,\nand check that every outbox event had its effect (reconcile).',
     '',
     'Commands:',
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     `Run "${BIN} <command> --help" for a command's arguments and options.`,
-    'Exit codes: 0 ok, 1 a limit exceeded (status, ownership), 2 bad arguments, 3 refused or not found, 4 Redis failed.',
+    'Exit codes: 0 ok, 1 a limit exceeded (status, ownership) or events not reconciled, 2 bad arguments, 3 refused or not found, 4 Redis (or PostgreSQL) failed.',
   ].join('\n');
 }
 
