@@ -50,9 +50,11 @@ describe('metrics for the operations table', () => {
   beforeAll(() => {
     redis = redisClient();
   });
+  // Closing after the cluster failover waits for the cluster to settle (acks in flight to the
+  // killed master are retried until the replica takes over): more than Jest's 5 s default.
   afterEach(async () => {
     while (closers.length) await closers.pop()!();
-  });
+  }, 60_000);
   afterAll(() => redis.quit());
 
   it('samples stream length, consumers, minIdleTimeMs and the Redis node memory (used_memory, maxmemory)', async () => {

@@ -7,7 +7,7 @@ import { encodeEnvelope } from '../codec/envelope.js';
 import type { ReplyPacket } from '../codec/reply.js';
 import { defaultConsumerName } from '../constants.js';
 import { type RedisStreamsEvents, RedisStreamsStatus } from '../events/redis-streams.events.js';
-import { connectOrExplain, watchStatus } from '../redis/connect.js';
+import { connectOrExplain, quitWithin, watchStatus } from '../redis/connect.js';
 import { createRedisConnection, describeConnection } from '../redis/connection.factory.js';
 import { partitionOf, partitionStream } from '../server/partitions.js';
 import { readGroupBacklogs } from '../trim/group-backlog.js';
@@ -358,7 +358,7 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
       if (connection === commands) continue;
       connection.disconnect();
     }
-    if (commands) await commands.quit().catch(() => commands.disconnect());
+    if (commands) await quitWithin(commands);
     this.connections.clear();
     this.readStreams.clear();
     this.commands = this.batcher = this.connecting = this.replies = null;

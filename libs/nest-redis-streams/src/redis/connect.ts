@@ -44,3 +44,24 @@ export function watchStatus(redis: Redis, status$: Subject<RedisStreamsStatus>):
   redis.on('close', () => status$.next(RedisStreamsStatus.DISCONNECTED));
   redis.on('reconnecting', () => status$.next(RedisStreamsStatus.RECONNECTING));
 }
+
+/** How long a QUIT may take at shutdown before the connection is simply dropped. */
+const QUIT_TIMEOUT_MS = 2_000;
+
+/**
+ * Closes a connection politely (QUIT sends what is queued first) but never waits for ever: on a
+ * cluster whose master just died, QUIT can wait for a node that will not answer, and a shutdown
+ * must end within its budget. Whatever happens, the connection is disconnected afterwards.
+ */
+export async function quitWithin(redis: Pick<Redis, 'quit' | 'disconnect'>, timeoutMs = QUIT_TIMEOUT_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    redis.quit().catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+      timer.unref();
+    }),
+  ]);
+  clearTimeout(timer);
+  redis.disconnect();
+}

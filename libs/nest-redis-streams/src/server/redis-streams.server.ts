@@ -15,7 +15,7 @@ import { TransportEvents } from '../events/transport-events.js';
 import type { RedisStreamsServerOptions } from '../interfaces/server-options.interface.js';
 import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.interface.js';
 import { MESSAGES } from '../messages.js';
-import { connectOrExplain, watchStatus } from '../redis/connect.js';
+import { connectOrExplain, quitWithin, watchStatus } from '../redis/connect.js';
 import { createRedisConnection, isClusterConnection } from '../redis/connection.factory.js';
 import { probeRedisFeatures } from '../redis/redis-features.js';
 import { aclUserOf, withAclFix } from '../redis/acl-hint.js';
@@ -285,7 +285,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     // Readers were disconnected by their consumers (to interrupt blocking reads); a QUIT on a
     // closed socket would only start ioredis' disconnect timer and hold the process open.
     for (const reader of this.readers) reader.disconnect();
-    if (this.commands) await this.commands.quit().catch(() => this.commands?.disconnect());
+    if (this.commands) await quitWithin(this.commands);
     this._status$.next(RedisStreamsStatus.DISCONNECTED);
   }
 
