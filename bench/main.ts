@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import type { BenchContext } from './scenarios/context.js';
 import { drainRows, sleepRows } from './scenarios/drain.js';
+import { inboxRows } from './scenarios/inbox.js';
 import { latencyRows } from './scenarios/latency.js';
 import { clusterRows } from './scenarios/cluster.js';
 import { memoryRows } from './scenarios/memory.js';
@@ -17,7 +18,7 @@ const RESULTS = fileURLToPath(new URL('../../bench/results.md', import.meta.url)
 const PROFILES = fileURLToPath(new URL('./profiles/', import.meta.url));
 
 /** `--only=drain,latency` runs a subset (while working on one row); the default runs them all. */
-const SECTIONS = ['drain', 'latency', 'producer', 'memory', 'cluster'] as const;
+const SECTIONS = ['drain', 'latency', 'producer', 'memory', 'cluster', 'inbox'] as const;
 
 function parseArgs(argv: string[]) {
   const only = argv
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
     if (args.sections.has('producer')) rows.push(...(await producerRows(ctx)));
     if (args.sections.has('memory')) rows.push(...(await memoryRows(ctx)));
     if (args.sections.has('cluster')) rows.push(...(await clusterRows(ctx)));
+    if (args.sections.has('inbox')) rows.push(...(await inboxRows(ctx)));
   } finally {
     await redis.quit();
     await server.stop();
