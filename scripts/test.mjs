@@ -1,16 +1,18 @@
 #!/usr/bin/env node
-// `npm test`: makes sure redis-server exists (installing Debian's package when it may), builds
-// what runs in child processes, then runs Jest. Its global setup starts a private redis-server
-// unless REDIS_URL points at one.
+// `npm test`: makes sure redis-server, postgresql, chromium and promtool exist (installing Debian's
+// packages when it may), builds what runs in child processes, then runs Jest. Its global setup
+// starts a private redis-server unless REDIS_URL points at one.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 const { ensureRedisServer } = require('./lib/redis-process.cjs');
+const { ensureTestPackages } = require('./lib/test-packages.cjs');
 
 // Even with REDIS_URL set, recovery, cluster and chaos tests start redis-servers of their own.
 try {
   ensureRedisServer({ log: (m) => console.log(m) });
+  ensureTestPackages({ log: (m) => console.log(m) });
 } catch (err) {
   console.error(err.message);
   process.exit(1);
