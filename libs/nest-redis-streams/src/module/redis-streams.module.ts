@@ -29,11 +29,11 @@ import { ConfigurableRedisStreamsModule, REDIS_STREAMS_OPTIONS } from './redis-s
 })
 /**
  * Registers a `RedisStreamsClient` (inject it with `@InjectRedisStreamsClient()`) and its
- * `StreamTrimmer`. `register()` takes client options, `registerAsync()` a factory.
+ * `StreamTrimmer`. `forRoot()` takes client options, `forRootAsync()` a factory.
  *
  * @example
  * ```ts
- * @Module({ imports: [RedisStreamsModule.register({ connection: process.env.REDIS_URL })] })
+ * @Module({ imports: [RedisStreamsModule.forRoot({ connection: process.env.REDIS_URL })] })
  * export class OrdersModule {}
  *
  * @Injectable()
