@@ -11,25 +11,6 @@ import { ConfigurableRedisStreamsModule, REDIS_STREAMS_OPTIONS } from './redis-s
  * `forRootAsync({ imports, inject, useFactory | useClass | useExisting })`, with `isGlobal`.
  * The client connects on first use and is closed on application shutdown. For several clients,
  * use `ClientsModule.register([{ name, customClass: RedisStreamsClient, options }])`.
- */
-@Module({
-  providers: [
-    {
-      provide: REDIS_STREAMS_CLIENT,
-      useFactory: (options: RedisStreamsClientOptions) => new RedisStreamsClient(options),
-      inject: [REDIS_STREAMS_OPTIONS],
-    },
-    {
-      provide: StreamTrimmer,
-      useFactory: (client: RedisStreamsClient) => client.streamTrimmer,
-      inject: [REDIS_STREAMS_CLIENT],
-    },
-  ],
-  exports: [REDIS_STREAMS_CLIENT, StreamTrimmer],
-})
-/**
- * Registers a `RedisStreamsClient` (inject it with `@InjectRedisStreamsClient()`) and its
- * `StreamTrimmer`. `forRoot()` takes client options, `forRootAsync()` a factory.
  *
  * @example
  * ```ts
@@ -46,4 +27,19 @@ import { ConfigurableRedisStreamsModule, REDIS_STREAMS_OPTIONS } from './redis-s
  * ```
  * @publicApi
  */
+@Module({
+  providers: [
+    {
+      provide: REDIS_STREAMS_CLIENT,
+      useFactory: (options: RedisStreamsClientOptions) => new RedisStreamsClient(options),
+      inject: [REDIS_STREAMS_OPTIONS],
+    },
+    {
+      provide: StreamTrimmer,
+      useFactory: (client: RedisStreamsClient) => client.streamTrimmer,
+      inject: [REDIS_STREAMS_CLIENT],
+    },
+  ],
+  exports: [REDIS_STREAMS_CLIENT, StreamTrimmer],
+})
 export class RedisStreamsModule extends ConfigurableRedisStreamsModule {}
