@@ -5,6 +5,7 @@ import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import type { BenchContext } from './scenarios/context.js';
+import { defaultsRows } from './scenarios/defaults.js';
 import { drainRows, sleepRows } from './scenarios/drain.js';
 import { inboxRows } from './scenarios/inbox.js';
 import { latencyRows } from './scenarios/latency.js';
@@ -17,7 +18,10 @@ import { type ResultRow, renderTable } from './support/table.js';
 const RESULTS = fileURLToPath(new URL('../../bench/results.md', import.meta.url));
 const PROFILES = fileURLToPath(new URL('./profiles/', import.meta.url));
 
-/** `--only=drain,latency` runs a subset (while working on one row); the default runs them all. */
+/**
+ * `--only=drain,latency` runs a subset (while working on one row); the default runs them all.
+ * `--only=defaults` runs only row 9, the defaults set, which `drain` includes.
+ */
 const SECTIONS = ['drain', 'latency', 'producer', 'memory', 'cluster', 'inbox'] as const;
 
 function parseArgs(argv: string[]) {
@@ -60,6 +64,7 @@ async function main(): Promise<void> {
       limit = drained.limit;
       rows.push(...drained.rows, ...(await sleepRows(ctx, limit)));
     }
+    if (args.sections.has('drain') || args.sections.has('defaults')) rows.push(...(await defaultsRows(ctx)));
     if (args.sections.has('latency')) rows.push(...(await latencyRows(ctx)));
     if (args.sections.has('producer')) rows.push(...(await producerRows(ctx)));
     if (args.sections.has('memory')) rows.push(...(await memoryRows(ctx)));

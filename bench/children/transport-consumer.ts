@@ -12,11 +12,13 @@ import { Probe, envNumber } from './probe.js';
 const env = process.env;
 const sleepMs = envNumber('SLEEP_MS', 0);
 const probe = new Probe(envNumber('EXPECT'), envNumber('WARMUP', 0), env.LATENCY === '1');
+/** A tuning option the run sets, or undefined: the defaults row sets none, so the library's apply. */
+const optional = (name: string) => (env[name] === undefined ? undefined : envNumber(name));
 
 @Controller()
 class BenchHandlers {
   // Not async: the no-op row measures the transport, not an extra promise per entry.
-  @EventPattern(env.STREAM!, { partitions: envNumber('PARTITIONS', 1) })
+  @EventPattern(env.STREAM!, env.PARTITIONS === undefined ? {} : { partitions: envNumber('PARTITIONS') })
   handle(@Payload() data: unknown): Promise<void> | void {
     probe.handle(data);
     if (sleepMs > 0) return sleep(sleepMs);
@@ -32,11 +34,11 @@ async function main(): Promise<void> {
     connection: env.CLUSTER_NODES ? { cluster: JSON.parse(env.CLUSTER_NODES) } : env.REDIS_URL!,
     consumer: 'bench',
     group: env.GROUP!,
-    concurrency: envNumber('CONCURRENCY'),
-    prefetchCount: envNumber('PREFETCH'),
-    // Short only so the memory row's consumer notices the group being rewound soon; a blocking
+    concurrency: optional('CONCURRENCY'),
+    prefetchCount: optional('PREFETCH'),
+    // The memory row shortens it so its consumer notices the group being rewound soon; a blocking
     // read returns at once when entries arrive, so it does not change throughput or latency.
-    blockMs: envNumber('BLOCK_MS', 2_000),
+    blockMs: optional('BLOCK_MS'),
   });
   server.events.on('acked', ({ count }) => probe.acknowledged(count));
   const app = await NestFactory.createMicroservice(BenchModule, { strategy: server, logger: false });

@@ -12,7 +12,7 @@ import type { BenchContext } from './context.js';
 
 const STREAM = 'bench:drain';
 
-interface Drained {
+export interface Drained {
   perSecond: number;
   /** CPU time per entry in µs: the consumer process and redis-server, for a noisy machine. */
   consumerCpuUs: number;
@@ -20,21 +20,26 @@ interface Drained {
 }
 
 /** Runs one consumer child on a fresh group until it acked `expect` entries. */
-async function drain(
+export async function drain(
   ctx: BenchContext,
   child: string,
   group: string,
   expect: number,
   env: Record<string, string | number>,
   execArgv: string[] = [],
+  stream = STREAM,
 ): Promise<Drained> {
   // Before the start: the transport begins reading inside listen(), before it reports ready.
   const redisBefore = await redisCpuMs(ctx.redis);
-  const consumer = await BenchChild.start(child, { REDIS_URL: ctx.url, STREAM, GROUP: group, EXPECT: expect, ...env }, execArgv);
+  const consumer = await BenchChild.start(
+    child,
+    { REDIS_URL: ctx.url, STREAM: stream, GROUP: group, EXPECT: expect, ...env },
+    execArgv,
+  );
   try {
     const done = await consumer.next<DoneMessage>('done', 120_000);
     const redisMs = (await redisCpuMs(ctx.redis)) - redisBefore;
-    await assertDrained(ctx.redis, STREAM, group, expect);
+    await assertDrained(ctx.redis, stream, group, expect);
     return {
       perSecond: rate(done.count, done.elapsedMs),
       consumerCpuUs: (done.cpuMs * 1_000) / done.count,

@@ -11,9 +11,13 @@ export const orderPlaced = (i: number) => ({ orderId: `ord-${i}`, sku: 'SKU-1042
 
 const envelope = (i: number) => encodeEnvelope({ data: orderPlaced(i) }, codec);
 
-/** The fastest pipelined XADD this machine does (raw RESP); resolves with XADD/s. */
-export function prefill(url: string, stream: string, count: number): Promise<number> {
-  return respXadd(url, stream, count, envelope, PREFILL_BATCH);
+/**
+ * The fastest pipelined XADD this machine does (raw RESP); resolves with XADD/s. `extraFields`
+ * are appended to every envelope (a marker another transport needs; this library ignores them).
+ */
+export function prefill(url: string, stream: string, count: number, extraFields: string[] = []): Promise<number> {
+  const fields = extraFields.length === 0 ? envelope : (i: number) => [...envelope(i), ...extraFields];
+  return respXadd(url, stream, count, fields, PREFILL_BATCH);
 }
 
 /**
