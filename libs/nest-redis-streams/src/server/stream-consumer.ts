@@ -15,6 +15,8 @@ import { claimIfOwned } from '../ownership/fenced-writes.js';
 import type { OwnedPartition } from '../ownership/owned-partition.interface.js';
 import { partitionOwnerKey } from '../ownership/ownership-keys.js';
 import { PartitionFence } from '../ownership/partition-fence.js';
+import { PartitionReader } from './partition-reader.js';
+import { waitForSignal } from './wait-for-signal.js';
 import type { SettleOutcome, SlotOwner } from './slot-owner.interface.js';
 import type { StreamSubscription } from './stream-subscription.js';
 import { SERVER_MESSAGES } from './server.messages.js';
@@ -50,6 +52,8 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
   private readonly dispatcher: EntryDispatcher;
   /** Exclusive ownership: this instance's hold on the partition (undefined: shared, read always). */
   readonly fence?: PartitionFence;
+  /** Exclusive ownership: the fenced reads of the partition. */
+  private readonly partitionReader?: PartitionReader;
   /** A new generation was granted: move the partition's whole PEL here before reading. */
   private takeover = false;
   /** Giving the partition up (or given up): nothing is read or started until acquired again. */
@@ -66,6 +70,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
         this.wake?.();
         this.startWaiting();
       });
+      this.partitionReader = new PartitionReader(rt, stream, options.group, this.fence);
     }
     const fence = this.fence;
     this.parking = new FailureHandler({ stream, group: options.group, consumer: rt.consumer, options, fence }, rt);
@@ -165,14 +170,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
     this.rt.reader.disconnect();
     await this.loopDone;
     this.waiting.clear();
-    if (this.running > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        this.idle = resolve;
-        timer = setTimeout(resolve, timeoutMs);
-      });
-      clearTimeout(timer);
-    }
+    if (this.running > 0) await waitForSignal((resolve) => (this.idle = resolve), timeoutMs);
     await this.acks.drain();
     const unfinished = [...this.held.values()];
     if (unfinished.length > 0) await this.parking.release(unfinished);
@@ -282,7 +280,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
       }
       try {
         if (this.takeover) {
-          await this.takeOverPending();
+          await this.takeOverPending(this.partitionReader!);
           continue;
         }
         if (replaying) {
@@ -305,8 +303,8 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
           }
           continue;
         }
-        if (this.fence) {
-          await this.readFenced(this.fence, room);
+        if (this.partitionReader) {
+          await this.readFenced(this.partitionReader, room);
           continue;
         }
         const reply = (await this.rt.reader.xreadgroup(
@@ -354,7 +352,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
     this.held.set(entry.id, entry);
     // While stopping, an entry is only held: stop() hands it back for another consumer.
     if (this.stopping) return;
-    if (this.running < this.subscription.options.concurrency && this.mayRun()) this.run(entry);
+    if (this.running < this.subscription.options.concurrency && this.mayRead()) this.run(entry);
     else this.waiting.push(entry);
   }
 
@@ -438,7 +436,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
     this.startingWaiting = true;
     try {
       const { concurrency } = this.subscription.options;
-      while (this.running < concurrency && this.waiting.size > 0 && !this.stopping && this.mayRun()) {
+      while (this.running < concurrency && this.waiting.size > 0 && !this.stopping && this.mayRead()) {
         const next = this.waiting.shift()!;
         if (next.lost) this.held.delete(next.id);
         else this.run(next);
@@ -455,14 +453,12 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
     return new Map(ids.map((id, i) => [id, Number(counts[i])]));
   }
 
-  /** Exclusive ownership: held and not being handed over (always true when shared). */
+  /**
+   * Exclusive ownership: entries are read and handlers started only while the partition is held
+   * by the local clock and not being handed over (always true when shared).
+   */
   private mayRead(): boolean {
     return !this.fence || (this.fence.held && !this.handingOver);
-  }
-
-  /** Handlers start only while the partition is held by the local clock (always when shared). */
-  private mayRun(): boolean {
-    return this.mayRead();
   }
 
   /**
@@ -470,71 +466,25 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
    * a standby instance must not fail its liveness check.
    */
   private async waitForOwnership(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await new Promise<void>((resolve) => {
-      this.wake = resolve;
-      timer = setTimeout(resolve, this.rt.blockMs);
-    });
-    clearTimeout(timer);
+    await waitForSignal((resolve) => (this.wake = resolve), this.rt.blockMs);
     this.wake = null;
     this.lastReadAt = Date.now();
   }
 
-  /**
-   * After a grant: every pending entry of the partition (a previous owner's, handed back or left
-   * by a crash) becomes this consumer's (XAUTOCLAIM … JUSTID: no delivery counted), so the replay
-   * that follows runs them in stream order before anything new is read.
-   */
-  private async takeOverPending(): Promise<void> {
-    const fence = this.fence!;
-    let cursor = '0-0';
-    do {
-      const generation = fence.generation;
-      if (generation === null) return;
-      const { ownerKey, member } = fence;
-      const reply = await this.rt.commands.nrsFencedAutoClaim(
-        this.stream,
-        ownerKey,
-        member,
-        generation,
-        this.group,
-        this.consumer,
-        0,
-        cursor,
-        1000,
-        '1',
-      );
-      if (reply === null) return;
-      cursor = reply[0];
-      if ((reply[2] ?? []).length > 0) await this.tombstone(reply[2]!);
-    } while (cursor !== '0-0');
+  /** After a grant: the partition's whole PEL becomes this consumer's, then is replayed in order. */
+  private async takeOverPending(reader: PartitionReader): Promise<void> {
+    if (!(await reader.takeOverPending((ids) => this.tombstone(ids)))) return;
     this.takeover = false;
     this.replayOwnPending = true;
   }
 
-  /**
-   * Reads new entries in a script that checks the fence first (an XREADGROUP from a stale owner
-   * would take entries into its PEL); when there are none, waits with a plain XREAD BLOCK, which
-   * takes nothing from the group.
-   */
-  private async readFenced(fence: PartitionFence, room: number): Promise<void> {
-    const generation = fence.generation;
-    if (generation === null) return;
-    const { ownerKey, member } = fence;
-    const reply = await this.rt.commands.nrsFencedRead(
-      this.stream,
-      ownerKey,
-      member,
-      generation,
-      this.group,
-      this.consumer,
-      room,
-    );
+  private async readFenced(reader: PartitionReader, room: number): Promise<void> {
+    const read = await reader.read(room);
+    if (read === 'not-held') return;
     this.lastReadAt = Date.now();
-    if (reply === null) return this.waitForOwnership(); // refused: the coordinator finds out why
-    const [entries, lastId] = reply;
-    for (const [id, fields] of entries) this.accept(new HeldEntry(id, fields, 1, this));
-    if (entries.length === 0) await this.rt.reader.xread('BLOCK', this.rt.blockMs, 'STREAMS', this.stream, lastId ?? '$');
+    if (read === 'refused') return this.waitForOwnership(); // the coordinator finds out why
+    for (const [id, fields] of read.entries) this.accept(new HeldEntry(id, fields, 1, this));
+    if (read.entries.length === 0) await reader.waitForNew(read.lastId);
   }
 
   /** OwnedPartition: a new generation was granted. */
@@ -552,14 +502,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
   async handOver(): Promise<void> {
     this.handingOver = true;
     this.wake?.();
-    if (this.running > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        this.idle = resolve;
-        timer = setTimeout(resolve, this.subscription.options.maxHandlerMs);
-      });
-      clearTimeout(timer);
-    }
+    if (this.running > 0) await waitForSignal((resolve) => (this.idle = resolve), this.subscription.options.maxHandlerMs);
     await this.acks.drain();
     const unstarted = [...this.held.values()].filter((entry) => entry.startedAt === 0);
     this.waiting.clear();
