@@ -1,22 +1,10 @@
 import { get } from './api.js';
 import { h, table } from './dom.js';
-
-interface Record {
-  id: string;
-  at: number;
-  actor: string;
-  action: string;
-  stream: string;
-  group: string;
-  target: string;
-  params: string;
-  ok: boolean;
-  result: string;
-}
+import type { AuditRecord } from '../../operations/audit-log.js';
 
 /** Every write made through the console or the CLI, newest first. */
 export async function auditView(): Promise<HTMLElement> {
-  const { items } = await get<{ items: Record[] }>('audit', { count: '100' });
+  const { items } = await get<{ items: AuditRecord[] }>('audit', { count: '100' });
   return h(
     'section',
     { class: 'card', 'data-test': 'audit' },
