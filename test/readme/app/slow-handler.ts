@@ -1,7 +1,7 @@
 import { writeSync } from 'node:fs';
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import { RedisStreamsContext } from 'nest-redis-streams';
+import { RedisStreamsContext, streamPattern } from 'nest-redis-streams';
 
 /** Lines on stdout that the test reads; Nest's own log lines do not start with it. */
 export const REPORT_PREFIX = 'readme-app ';
@@ -17,7 +17,10 @@ function report(event: 'start' | 'done', id: string): void {
  */
 @Controller()
 export class SlowHandler {
-  @EventPattern(process.env.STREAM ?? 'readme', { group: process.env.GROUP, concurrency: Number(process.env.CONCURRENCY ?? 1) })
+  @EventPattern(streamPattern(process.env.STREAM ?? 'readme'), {
+    group: process.env.GROUP,
+    concurrency: Number(process.env.CONCURRENCY ?? 1),
+  })
   async handle(@Payload() _order: unknown, @Ctx() ctx: RedisStreamsContext) {
     report('start', ctx.getEntryId());
     await new Promise((resolve) => setTimeout(resolve, Number(process.env.HANDLER_MS ?? 500)));
