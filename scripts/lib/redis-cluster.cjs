@@ -47,8 +47,18 @@ class RedisCluster {
     );
   }
 
+  /**
+   * SIGKILLs every node at once. A SIGTERMed master waits up to shutdown-timeout (10 s) for a
+   * lagging replica to catch up; one node after another that added up to over a minute on a
+   * loaded CI machine. The cluster's data is thrown away, so nothing is lost by not waiting.
+   */
   async stop() {
-    for (const node of this.nodes) await node.stop();
+    await Promise.all(
+      this.nodes.map(async (node) => {
+        await node.kill('SIGKILL');
+        fs.rmSync(node.dir, { recursive: true, force: true });
+      }),
+    );
   }
 }
 

@@ -138,9 +138,10 @@ describe('read loop edges', () => {
     const { app, server } = await startMicroservice([recorderController(stream, seen)], { reclaimIntervalMs: 0 });
     closers.push(() => app.close());
     const [consumer] = server.getConsumers();
-    const claimed = (await redis.xautoclaim(stream, 'nest', consumer.consumer, 0, '0-0', 'COUNT', 10)) as [
+    // Claimed the way the reclaimer does: JUSTID, the delivery is counted when the handler starts.
+    const claimed = (await redis.xautoclaim(stream, 'nest', consumer.consumer, 0, '0-0', 'COUNT', 10, 'JUSTID')) as [
       string,
-      Array<[string, string[]]>,
+      string[],
     ];
     // The old owner finishes and acks between the claim and the count read.
     await redis.xack(stream, 'nest', acked);

@@ -137,4 +137,50 @@ describe('reclaiming entries of dead and slow consumers', () => {
     expect(handled.length).toBe(60);
     expect(new Set(handled).size).toBe(60);
   }, 20_000);
+  it('counts a reclaimed entry when its handler starts: one waiting in the reserve spends no delivery', async () => {
+    const stream = unique('reserve');
+    const started: Array<[string, number]> = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    @Controller()
+    class Gated {
+      // No read-ahead: the reclaim reserve is twice prefetchCount, two entries.
+      @EventPattern(stream, { minIdleTimeMs: 100, prefetchCount: 1 })
+      async handle(@Ctx() ctx: RedisStreamsContext) {
+        started.push([ctx.getEntryId(), ctx.getDeliveryCount()]);
+        await gate;
+      }
+    }
+    // Three entries read (delivery 1) by a consumer that died before the server started.
+    await redis.xgroup('CREATE', stream, 'nest', '0', 'MKSTREAM');
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await redis.xadd(stream, '*', 'n', String(i)))!);
+    await redis.xreadgroup('GROUP', 'nest', 'ghost', 'COUNT', 3, 'STREAMS', stream, '>');
+    const { app, server } = await startMicroservice([Gated], { consumer: 'pod-r', reclaimIntervalMs: 0 });
+    closers.push(() => app.close());
+    await waitFor(async () => {
+      const rows = (await redis.xpending(stream, 'nest', 'IDLE', 150, '-', '+', 10)) as unknown[];
+      return rows.length === 3;
+    }, 'the entries to be idle past min-idle');
+
+    expect(await server.reclaimNow()).toBe(2);
+    await waitFor(() => started.length === 1, 'the first reclaimed entry to start');
+    const deliveries = async () =>
+      ((await redis.xpending(stream, 'nest', '-', '+', 10)) as Array<[string, string, number, number]>).map(
+        ([id, owner, , count]) => [id, owner, count],
+      );
+    // Running: counted (2). Claimed but waiting for the slot: still 1. Not claimed: 1.
+    expect(await deliveries()).toEqual([
+      [ids[0], 'pod-r', 2],
+      [ids[1], 'pod-r', 1],
+      [ids[2], 'ghost', 1],
+    ]);
+    release();
+    await waitFor(() => started.length === 2, 'the waiting entry to start');
+    expect(started).toEqual([
+      [ids[0], 2],
+      [ids[1], 2],
+    ]);
+    await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 1, 'both reclaimed entries acked');
+  });
 });

@@ -53,7 +53,8 @@ describe('shutdown and lease life', () => {
     const ran: string[] = [];
     @Controller()
     class Recorder {
-      @EventPattern(stream, { minIdleTimeMs: 100 })
+      // No read-ahead, so the reclaim reserve (twice prefetchCount) is two entries.
+      @EventPattern(stream, { minIdleTimeMs: 100, prefetchCount: 1 })
       handle(@Ctx() ctx: RedisStreamsContext) {
         ran.push(ctx.getEntryId());
       }

@@ -151,27 +151,33 @@ describe('Lua scripts against Redis', () => {
     });
   });
 
-  describe('delivery-counts', () => {
-    it('reads the count of owned entries, of entries another consumer holds, and 0 when not pending', async () => {
+  describe('claimed-entries', () => {
+    it('reads count and fields of owned entries, of entries another consumer holds, and 0 when not pending', async () => {
       const { stream, ids } = await pendingStream(3);
       await claimFor(stream, 'other', [ids[1]]);
       await redis.xack(stream, GROUP, ids[2]);
-      expect(await redis.nrsDeliveryCounts(stream, GROUP, ...ids)).toEqual([1, 2, 0]);
+      const rows = await redis.nrsClaimedEntries(stream, GROUP, ...ids);
+      expect(rows.map(([id, deliveries]) => [id, deliveries])).toEqual([
+        [ids[0], 1],
+        [ids[1], 2],
+        [ids[2], 0],
+      ]);
+      expect(rows[0][2]).toEqual(['i', '0']);
     });
 
-    it('still reads the count of a pending entry whose payload was deleted', async () => {
+    it('reads the count of a pending entry whose payload was deleted, with no fields', async () => {
       const { stream, ids } = await pendingStream(1);
       await claimFor(stream, 'me', ids);
       await redis.xdel(stream, ids[0]);
-      expect(await redis.nrsDeliveryCounts(stream, GROUP, ...ids)).toEqual([2]);
+      expect(await redis.nrsClaimedEntries(stream, GROUP, ...ids)).toEqual([[ids[0], 2, null]]);
     });
 
     it(`answers ${MANY} ids in order`, async () => {
       const { stream, ids } = await pendingStream(MANY, 'script-many');
       const bumped = ids.filter((_, i) => i % 3 === 0);
       await claimFor(stream, 'other', bumped);
-      const counts = await redis.nrsDeliveryCounts(stream, GROUP, ...ids);
-      expect(counts).toEqual(ids.map((_, i) => (i % 3 === 0 ? 2 : 1)));
+      const rows = await redis.nrsClaimedEntries(stream, GROUP, ...ids);
+      expect(rows.map(([id, deliveries]) => [id, deliveries])).toEqual(ids.map((id, i) => [id, i % 3 === 0 ? 2 : 1]));
     });
   });
 

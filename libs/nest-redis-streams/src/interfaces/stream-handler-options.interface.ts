@@ -19,11 +19,13 @@ export interface StreamHandlerOptions {
   concurrency?: number;
   /**
    * Entries this consumer holds at once (running plus read ahead). Bounds memory: a backlog of
-   * millions is never pulled in. Reading ahead saves round trips for fast handlers, but a crash
-   * counts a delivery for read-ahead entries too (Redis counts reads, not handler runs), so an
-   * entry that kills the process can push its read-ahead neighbours towards `maxDeliveries`.
-   * Raised to `concurrency` when smaller.
-   * @default `concurrency` (no read-ahead)
+   * millions is never pulled in. Reading ahead saves round trips (one XREADGROUP per batch) while
+   * handlers still run `concurrency` at a time and in order. The price: when the process crashes,
+   * Redis has counted a delivery for read-ahead entries that never ran (it counts reads, not
+   * handler runs), so an entry that kills the process can push its read-ahead neighbours towards
+   * `maxDeliveries`. Entries replayed or reclaimed are counted only when their handler starts.
+   * Set it to `concurrency` for no read-ahead. Raised to `concurrency` when smaller.
+   * @default 64 (or `concurrency`, when larger)
    */
   prefetchCount?: number;
   /**

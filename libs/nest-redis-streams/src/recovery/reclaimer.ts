@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { TransportEvents } from '../events/transport-events.js';
-import type { XAutoClaimReply } from '../redis/replies.js';
+import type { XAutoClaimJustIdReply } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import type { RecoveryTarget } from './recovery-target.interface.js';
 import { RECOVERY_MESSAGES } from './recovery.messages.js';
@@ -60,14 +60,14 @@ export class Reclaimer {
       if (count <= 0) break;
       const reply = await this.autoclaim(minIdle, cursor, count);
       if (reply === null) break; // fenced: the partition is no longer this instance's
-      const [next, entries, deleted = []] = reply;
+      const [next, ids, deleted = []] = reply;
       cursor = next;
       if (deleted.length > 0) {
         // Redis ≥ 7 already dropped these from the PEL: the payload was trimmed while pending.
         this.logger.error(RECOVERY_MESSAGES.trimmedWhilePending(stream, group, deleted));
         await this.consumer.tombstone(deleted);
       }
-      claimed += await this.consumer.acceptClaimed(entries);
+      claimed += await this.consumer.acceptClaimed(ids);
     } while (cursor !== '0-0');
     if (claimed > 0) {
       this.logger.warn(RECOVERY_MESSAGES.reclaimed(claimed, stream, group));
@@ -76,10 +76,25 @@ export class Reclaimer {
     return claimed;
   }
 
-  /** XAUTOCLAIM; fenced by the partition's generation under exclusive ownership (null: refused). */
-  private async autoclaim(minIdle: number, cursor: string, count: number): Promise<XAutoClaimReply | null> {
+  /**
+   * XAUTOCLAIM ... JUSTID: the claim does not count a delivery (the consumer counts one when the
+   * handler starts), so entries claimed into the reserve and never started spend nothing. Fenced
+   * by the partition's generation under exclusive ownership (null: refused).
+   */
+  private async autoclaim(minIdle: number, cursor: string, count: number): Promise<XAutoClaimJustIdReply | null> {
     const { stream, group, consumer, fence } = this.consumer;
-    if (!fence) return (await this.redis.xautoclaim(stream, group, consumer, minIdle, cursor, 'COUNT', count)) as XAutoClaimReply;
+    if (!fence) {
+      return (await this.redis.xautoclaim(
+        stream,
+        group,
+        consumer,
+        minIdle,
+        cursor,
+        'COUNT',
+        count,
+        'JUSTID',
+      )) as XAutoClaimJustIdReply;
+    }
     const generation = fence.generation;
     if (generation === null) return null;
     const { ownerKey, member } = fence;
@@ -93,8 +108,8 @@ export class Reclaimer {
       minIdle,
       cursor,
       count,
-      '0',
+      '1',
     );
-    return reply as XAutoClaimReply | null;
+    return reply as XAutoClaimJustIdReply | null;
   }
 }

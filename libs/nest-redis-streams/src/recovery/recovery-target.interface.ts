@@ -1,5 +1,4 @@
 import type { PartitionFence } from '../ownership/partition-fence.js';
-import type { StreamEntryReply } from '../redis/replies.js';
 
 /** An entry held by a consumer, as lease renewal sees it. */
 export interface LeasedEntry {
@@ -29,8 +28,11 @@ export interface RecoveryTarget {
   readonly heldCount: number;
   /** How many more entries a reclaim round may hand over. */
   readonly reclaimRoom: number;
-  /** Takes claimed entries; resolves with how many it accepted (those still pending and new here). */
-  acceptClaimed(entries: StreamEntryReply[]): Promise<number>;
+  /**
+   * Takes entries claimed with XAUTOCLAIM ... JUSTID (delivery count not raised); resolves with
+   * how many it accepted (those still pending and new here).
+   */
+  acceptClaimed(ids: string[]): Promise<number>;
   /** Writes tombstones for pending entries whose payload was trimmed away. */
   tombstone(ids: string[]): Promise<void>;
   /** The entry is owned by another consumer now. */

@@ -6,8 +6,11 @@ export type StreamEntryReply = [id: string, fields: string[] | null];
 /** XREADGROUP: one [stream, entries] pair per stream read, or null on timeout. */
 export type XReadGroupReply = Array<[stream: string, entries: StreamEntryReply[]]> | null;
 
-/** XAUTOCLAIM: next cursor, claimed entries and (Redis ≥ 7) ids whose payload no longer exists. */
-export type XAutoClaimReply = [cursor: string, entries: StreamEntryReply[], deletedIds?: string[]];
+/**
+ * XAUTOCLAIM ... JUSTID: next cursor, the claimed ids only (their delivery counts are left as they
+ * were) and (Redis ≥ 7) ids whose payload no longer exists.
+ */
+export type XAutoClaimJustIdReply = [cursor: string, ids: string[], deletedIds?: string[]];
 
 /** XPENDING extended form: one row per pending entry. */
 export type XPendingRow = [id: string, consumer: string, idleMs: number, deliveries: number];

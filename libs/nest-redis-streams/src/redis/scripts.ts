@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { CLAIM_IF_OWNED } from './lua/claim-if-owned.js';
 import { ACK_IF_OWNED } from './lua/ack-if-owned.js';
 import { DEAD_LETTER_IF_OWNED } from './lua/dead-letter-if-owned.js';
-import { DELIVERY_COUNTS } from './lua/delivery-counts.js';
+import { CLAIMED_ENTRIES } from './lua/claimed-entries.js';
 import { AUDIT_TRIM_LOSS } from './lua/audit-trim-loss.js';
 import { CREATE_GROUP } from './lua/create-group.js';
 import { DELETE_CONSUMER_IF_IDLE } from './lua/delete-consumer-if-idle.js';
@@ -29,7 +29,11 @@ export interface StreamScripts {
     retryCount: number,
     ...ids: string[]
   ): Promise<[lost: string[], trimmed: string[]]>;
-  nrsDeliveryCounts(stream: string, group: string, ...ids: string[]): Promise<number[]>;
+  nrsClaimedEntries(
+    stream: string,
+    group: string,
+    ...ids: string[]
+  ): Promise<Array<[id: string, deliveries: number, fields: string[] | null]>>;
   nrsReadOwnPending(
     stream: string,
     group: string,
@@ -160,7 +164,7 @@ export function withStreamScripts(redis: Redis): ScriptedRedis {
   redis.defineCommand('nrsAuditTrimLoss', { numberOfKeys: 4, lua: AUDIT_TRIM_LOSS });
   redis.defineCommand('nrsCreateGroup', { numberOfKeys: 1, lua: CREATE_GROUP });
   redis.defineCommand('nrsRepairEntriesRead', { numberOfKeys: 1, lua: REPAIR_ENTRIES_READ });
-  redis.defineCommand('nrsDeliveryCounts', { numberOfKeys: 1, lua: DELIVERY_COUNTS });
+  redis.defineCommand('nrsClaimedEntries', { numberOfKeys: 1, lua: CLAIMED_ENTRIES });
   redis.defineCommand('nrsReadOwnPending', { numberOfKeys: 1, lua: READ_OWN_PENDING });
   redis.defineCommand('nrsDeleteConsumerIfIdle', { numberOfKeys: 1, lua: DELETE_CONSUMER_IF_IDLE });
   redis.defineCommand('nrsClaimIfOwnedFenced', { numberOfKeys: 2, lua: fenced(CLAIM_IF_OWNED, `{${idsFrom(5)}, {}}`) });

@@ -19,6 +19,17 @@ describe('option resolution', () => {
     });
   });
 
+  it('reads ahead 64 entries by default, still one handler at a time; concurrency above that raises it', () => {
+    const server = resolveServerOptions({ consumer: 'pod-1' });
+    expect(resolveHandlerOptions(server, {}, 'orders')).toMatchObject({ concurrency: 1, prefetchCount: 64 });
+    expect(resolveHandlerOptions(server, { concurrency: 200 }, 'orders').prefetchCount).toBe(200);
+    // No read-ahead when asked: prefetchCount 1 with concurrency 1.
+    expect(resolveHandlerOptions(server, { prefetchCount: 1 }, 'orders').prefetchCount).toBe(1);
+    expect(resolveHandlerOptions(resolveServerOptions({ consumer: 'pod-1', prefetchCount: 8 }), {}, 'orders').prefetchCount).toBe(
+      8,
+    );
+  });
+
   it.each([
     [{ blockMs: 0 }, 'Option "blockMs" must be a positive integer, got 0.'],
     [{ reclaimIntervalMs: -1 }, 'Option "reclaimIntervalMs" must be a positive integer (or 0 to turn it off), got -1.'],

@@ -56,9 +56,8 @@ export function resolveHandlerOptions(
   const resolved = {
     group: pick('group') as string,
     concurrency: pick('concurrency') as number,
-    // No read-ahead unless asked for: every entry read is handed to a handler at once, so a
-    // crash never counts a delivery against an entry that no handler saw.
-    prefetchCount: (pick('prefetchCount') ?? pick('concurrency')) as number,
+    // Raised to concurrency below: every slot must be fillable by one read.
+    prefetchCount: pick('prefetchCount') as number,
     startId: pick('startId') as string,
     ackMode: pick('ackMode') as ResolvedHandlerOptions['ackMode'],
     maxDeliveries: pick('maxDeliveries') as number,

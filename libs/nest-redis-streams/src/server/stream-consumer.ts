@@ -3,7 +3,7 @@ import type { EntryRef } from '../events/transport-events.js';
 import { explainAclError, isScriptPermissionError, scriptPermissionFix } from '../redis/acl-hint.js';
 import { CREATE_GROUP_COMMANDS } from '../redis/lua/create-group.js';
 import { isBusyGroupError, isNoGroupError } from '../redis/errors.js';
-import type { StreamEntryReply, XReadGroupReply } from '../redis/replies.js';
+import type { XReadGroupReply } from '../redis/replies.js';
 import { AckBatcher } from './ack-batcher.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import { EntryDispatcher, logSafely } from './entry-dispatcher.js';
@@ -185,18 +185,23 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
     this.wake?.();
   }
 
-  /** Takes entries claimed from other consumers (XAUTOCLAIM) into the same dispatch path. */
-  async acceptClaimed(entries: StreamEntryReply[]): Promise<number> {
-    const fresh = entries.filter(([id]) => !this.held.has(id));
+  /**
+   * Takes entries claimed from other consumers (XAUTOCLAIM ... JUSTID) into the same dispatch
+   * path. Like a replayed entry, each one's delivery is counted when its handler starts: a
+   * reclaimed entry that only waited here for a slot when the process died spends nothing.
+   */
+  async acceptClaimed(ids: string[]): Promise<number> {
+    const fresh = ids.filter((id) => !this.held.has(id));
     if (fresh.length === 0) return 0;
-    const counts = await this.deliveryCounts(fresh);
+    const rows = await this.rt.commands.nrsClaimedEntries(this.stream, this.group, ...fresh);
     let accepted = 0;
-    for (const [id, fields] of fresh) {
+    for (const [id, deliveries, fields] of rows) {
       // 0: acked (or parked) by its previous owner between the claim and this read: not pending
       // any more, so running it would do the work twice.
-      const deliveries = counts.get(id) ?? 0;
-      if (deliveries === 0 || this.held.has(id)) continue;
-      this.accept(new HeldEntry(id, fields, deliveries, this));
+      if (Number(deliveries) === 0 || this.held.has(id)) continue;
+      const entry = new HeldEntry(id, fields, Number(deliveries), this);
+      entry.countOnStart = true;
+      this.accept(entry);
       accepted++;
     }
     return accepted;
@@ -444,13 +449,6 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
     } finally {
       this.startingWaiting = false;
     }
-  }
-
-  /** Delivery counts from the PEL for claimed entries (0: no longer pending). */
-  private async deliveryCounts(entries: StreamEntryReply[]): Promise<Map<string, number>> {
-    const ids = entries.map(([id]) => id);
-    const counts = await this.rt.commands.nrsDeliveryCounts(this.stream, this.group, ...ids);
-    return new Map(ids.map((id, i) => [id, Number(counts[i])]));
   }
 
   /**
