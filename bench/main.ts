@@ -5,6 +5,7 @@ import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import type { BenchContext } from './scenarios/context.js';
+import { clientLibraryRows } from './scenarios/client-library.js';
 import { defaultsRows } from './scenarios/defaults.js';
 import { drainRows, sleepRows } from './scenarios/drain.js';
 import { inboxRows } from './scenarios/inbox.js';
@@ -20,9 +21,10 @@ const PROFILES = fileURLToPath(new URL('./profiles/', import.meta.url));
 
 /**
  * `--only=drain,latency` runs a subset (while working on one row); the default runs them all.
- * `--only=defaults` runs only row 9, the defaults set, which `drain` includes.
+ * `--only=defaults` runs only row 9, the defaults set, which `drain` includes. `--only=ioredis`
+ * runs row 10, the drain and latency rows on each installed ioredis.
  */
-const SECTIONS = ['drain', 'latency', 'producer', 'memory', 'cluster', 'inbox'] as const;
+const SECTIONS = ['drain', 'latency', 'producer', 'memory', 'cluster', 'inbox', 'ioredis'] as const;
 
 function parseArgs(argv: string[]) {
   const only = argv
@@ -70,6 +72,7 @@ async function main(): Promise<void> {
     if (args.sections.has('memory')) rows.push(...(await memoryRows(ctx)));
     if (args.sections.has('cluster')) rows.push(...(await clusterRows(ctx)));
     if (args.sections.has('inbox')) rows.push(...(await inboxRows(ctx)));
+    if (args.sections.has('ioredis')) rows.push(...(await clientLibraryRows(ctx)));
   } finally {
     await redis.quit();
     await server.stop();
