@@ -45,6 +45,7 @@ const PUBLIC_RUNTIME_EXPORTS = [
   'RedisIdempotencyStore',
   'RedisStreamsClient',
   'RedisStreamsConsoleModule',
+  'RedisStreamsBatchContext',
   'RedisStreamsContext',
   'RedisStreamsExceptionFilter',
   'RedisStreamsHealthIndicator',

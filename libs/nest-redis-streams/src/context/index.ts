@@ -1,1 +1,2 @@
 export * from './redis-streams.context.js';
+export * from './redis-streams-batch.context.js';

@@ -2,6 +2,23 @@
 export type AckMode = 'auto' | 'manual';
 
 /**
+ * A batch handler's batches (`@EventPattern(stream, { batch: { maxSize: 500, maxWaitMs: 20 } })`):
+ * `@Payload()` is then an array of payloads in stream order and `@Ctx()` a
+ * `RedisStreamsBatchContext` with one context per entry.
+ */
+export interface BatchOptions {
+  /** Most entries handed to one call of the handler. */
+  maxSize: number;
+  /**
+   * Longest time a partial batch waits for more entries once a batch could start: a full batch
+   * starts at once, a partial one at the latest this long after its oldest entry was read. 0
+   * starts with whatever has been read.
+   * @default 0
+   */
+  maxWaitMs?: number;
+}
+
+/**
  * Per-handler settings, given as the extras of `@EventPattern(stream, extras)` or
  * `@MessagePattern(stream, extras)`. Every field falls back to the server options.
  */
@@ -90,4 +107,13 @@ export interface StreamHandlerOptions {
    * @default 10000
    */
   ownershipLeaseMs?: number;
+  /**
+   * Hands the handler up to `maxSize` entries per call (`@EventPattern` only). Each entry keeps
+   * its own outcome: resolved → all acked in one call; thrown → each retried with its own
+   * delivery count; `batch.fail(index, error)` → only those retried (or parked). `concurrency`
+   * then counts batches, and `prefetchCount` defaults to `maxSize × (concurrency + 1)`, so that
+   * the next batch is read while one runs.
+   * @default undefined (one entry per call)
+   */
+  batch?: BatchOptions;
 }

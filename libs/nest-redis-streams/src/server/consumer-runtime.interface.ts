@@ -2,6 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { DecodedEntry } from '../codec/envelope.js';
 import type { RedisStreamsContext } from '../context/redis-streams.context.js';
+import type { RedisStreamsBatchContext } from '../context/redis-streams-batch.context.js';
 import type { TransportEvents } from '../events/transport-events.js';
 import type { PayloadDeserializer } from '../interfaces/payload-codec.interface.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
@@ -29,4 +30,6 @@ export interface ConsumerRuntime {
   tracing: boolean;
   /** Calls the handler; the promise resolves with what it returned (an Observable is not awaited). */
   invoke(subscription: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext): Promise<unknown>;
+  /** Calls a batch handler with the payloads and the batch's context, like `invoke`. */
+  invokeBatch(subscription: StreamSubscription, payloads: unknown[], ctx: RedisStreamsBatchContext): Promise<unknown>;
 }

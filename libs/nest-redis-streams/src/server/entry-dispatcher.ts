@@ -43,25 +43,8 @@ export class EntryDispatcher {
 
   /** Throws only when a `delivered` listener throws; the owner then frees the slot itself. */
   dispatch(entry: HeldEntry): void {
-    const { fields } = entry;
-    if (fields === null) return this.settleAfter(entry, this.parking.park(entry, DeadLetterReason.PAYLOAD_TRIMMED));
-    const scan = scanEntry(fields);
-    const skip = skipBeforeRunning(entry.id, scan, {
-      stream: this.owner.stream,
-      group: this.owner.group,
-      kind: this.subscription.kind,
-      replyStreamPrefix: this.rt.replyStreamPrefix,
-      now: Date.now(),
-    });
-    if (skip !== null) return this.skip(entry, skip);
-    const early = this.refuse(entry);
-    if (early !== null) return this.settleAfter(entry, early);
-    let decoded: DecodedEntry;
-    try {
-      decoded = decodeScanned(scan, fields, this.rt.deserializer);
-    } catch (err) {
-      return this.settleAfter(entry, this.parking.park(entry, DeadLetterReason.UNDECODABLE, err));
-    }
+    const decoded = this.prepare(entry);
+    if (decoded === null) return;
     const { events } = this.rt;
     if (events.listenerCount('delivered') > 0) events.emit('delivered', this.owner.ref(entry));
     const started = events.listenerCount('handled') > 0 ? performance.now() : 0;
@@ -95,6 +78,41 @@ export class EntryDispatcher {
       (result) => this.handlerReturned(entry, started, result),
       (err: unknown) => this.handlerFailed(entry, started, err),
     );
+  }
+
+  /**
+   * Decodes an entry for its handler, or settles it here when it must not reach one (payload
+   * trimmed, skipped, delivered too often, undecodable) and returns null. Batches use it per entry.
+   */
+  prepare(entry: HeldEntry): DecodedEntry | null {
+    const { fields } = entry;
+    if (fields === null) {
+      this.settleAfter(entry, this.parking.park(entry, DeadLetterReason.PAYLOAD_TRIMMED));
+      return null;
+    }
+    const scan = scanEntry(fields);
+    const skip = skipBeforeRunning(entry.id, scan, {
+      stream: this.owner.stream,
+      group: this.owner.group,
+      kind: this.subscription.kind,
+      replyStreamPrefix: this.rt.replyStreamPrefix,
+      now: Date.now(),
+    });
+    if (skip !== null) {
+      this.skip(entry, skip);
+      return null;
+    }
+    const early = this.refuse(entry);
+    if (early !== null) {
+      this.settleAfter(entry, early);
+      return null;
+    }
+    try {
+      return decodeScanned(scan, fields, this.rt.deserializer);
+    } catch (err) {
+      this.settleAfter(entry, this.parking.park(entry, DeadLetterReason.UNDECODABLE, err));
+      return null;
+    }
   }
 
   /**

@@ -4,6 +4,11 @@ interface EntryOwner {
   manualAck(entry: HeldEntry): Promise<boolean>;
 }
 
+/** The running batch an entry belongs to: told when each of its entries has settled. */
+export interface BatchMembership {
+  entrySettled(): void;
+}
+
 /** An entry this consumer has read and not yet settled. */
 export class HeldEntry implements EntryControl {
   /** Another consumer took the entry over: never ack or park it from here. */
@@ -24,6 +29,10 @@ export class HeldEntry implements EntryControl {
    * were only read ahead, or still running here, never spend their budget on a replay.
    */
   countOnStart = false;
+  /** Batch handlers: when it joined the queue of the next batch (performance.now()). */
+  queuedAt = 0;
+  /** Batch handlers: the running batch it is part of (null until its batch starts). */
+  batch: BatchMembership | null = null;
   /** The manual ack in flight, shared by every `ctx.ack()` call of this entry. */
   ackInFlight: Promise<boolean> | null = null;
   private controller: AbortController | null = null;

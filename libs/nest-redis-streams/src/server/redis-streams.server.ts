@@ -9,6 +9,7 @@ import { JsonCodec } from '../codec/json.codec.js';
 import type { DecodedEntry } from '../codec/envelope.js';
 import { encodeReply } from '../codec/reply.js';
 import type { RedisStreamsContext } from '../context/redis-streams.context.js';
+import type { RedisStreamsBatchContext } from '../context/redis-streams-batch.context.js';
 import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import { type RedisStreamsEvents, RedisStreamsStatus } from '../events/redis-streams.events.js';
 import { TransportEvents } from '../events/transport-events.js';
@@ -230,6 +231,8 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       logger: this.logger,
       tracing: tracingEnabled(),
       invoke: (sub: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext) => this.invoke(sub, entry, ctx),
+      invokeBatch: (sub: StreamSubscription, payloads: unknown[], ctx: RedisStreamsBatchContext) =>
+        this.invokeBatch(sub, payloads, ctx),
     };
     for (const subscription of subscriptions) {
       // A blocking read holds its connection, so every read loop gets its own. It never gets a
@@ -322,6 +325,28 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
         }
       }) as unknown;
       // The hook chain rethrows what we already reported through reject().
+      if (started instanceof Promise) started.catch(() => undefined);
+    });
+  }
+
+  /**
+   * Calls a batch handler with its payloads (`@Payload()`) and batch context (`@Ctx()`), between
+   * Nest's processing hooks when someone installed them. Batches are events only (validated).
+   */
+  private invokeBatch(sub: StreamSubscription, payloads: unknown[], ctx: RedisStreamsBatchContext): Promise<unknown> {
+    if (!this.hooksInstalled) return sub.handler(payloads, ctx);
+    return new Promise<void>((resolve, reject) => {
+      const started = this.runWithProcessingHooks(ctx, async (runEndHook) => {
+        try {
+          const result = await sub.handler(payloads, ctx);
+          if (isObservable(result)) await lastValueFrom(result.pipe(finalize(runEndHook)), { defaultValue: undefined });
+          else runEndHook();
+          resolve();
+        } catch (err) {
+          reject(err);
+          throw err;
+        }
+      }) as unknown;
       if (started instanceof Promise) started.catch(() => undefined);
     });
   }

@@ -6,6 +6,8 @@ import type { RedisStreamsServerOptions } from '../interfaces/server-options.int
 import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.interface.js';
 import { MESSAGES } from '../messages.js';
 import { slotOf } from '../redis/slots.js';
+import { BATCH_MESSAGES } from './batch/batch.messages.js';
+import { batchPrefetch, resolveBatch } from './batch/resolve-batch.js';
 import type { ResolvedHandlerOptions } from './stream-subscription.js';
 import { SERVER_MESSAGES } from './server.messages.js';
 
@@ -87,8 +89,13 @@ export function resolveHandlerOptions(
     throw new InvalidOptionsError(MESSAGES.crossSlotDeadLetter(stream, resolved.deadLetterStream));
   }
   resolved.prefetchCount = Math.max(resolved.prefetchCount, resolved.concurrency);
+  // Every handler would become a batch handler: batching is chosen per handler.
+  if ((server as StreamHandlerOptions).batch !== undefined) throw new InvalidOptionsError(BATCH_MESSAGES.serverLevel);
+  const batch = resolveBatch(extras, resolved, where);
+  if (batch) resolved.prefetchCount = batchPrefetch(extras, batch, resolved);
+  const withBatch = batch ? { ...resolved, batch } : resolved;
   const exclusive = resolveOwnership(pick('ownership'), pick('ownershipLeaseMs'), where);
-  return exclusive ? { ...resolved, exclusive } : resolved;
+  return exclusive ? { ...withBatch, exclusive } : withBatch;
 }
 
 /** `ownership: 'exclusive'` → its lease; 'shared' (the default) → undefined. */

@@ -4,7 +4,12 @@ import { explainAclError, isScriptPermissionError, scriptPermissionFix } from '.
 import { CREATE_GROUP_COMMANDS } from '../redis/lua/create-group.js';
 import { isBusyGroupError, isNoGroupError } from '../redis/errors.js';
 import type { XReadGroupReply } from '../redis/replies.js';
+import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import { AckBatcher } from './ack-batcher.js';
+import { BatchDispatcher } from './batch/batch-dispatcher.js';
+import { BatchRunner, type BatchHost } from './batch/batch-runner.js';
+import { BATCH_MESSAGES } from './batch/batch.messages.js';
+import { batchOptionsOf } from './batch/resolve-batch.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import { EntryDispatcher, logSafely } from './entry-dispatcher.js';
 import { FailureHandler } from './failure-handler.js';
@@ -28,7 +33,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Start-up drains this consumer's own pending entries (ID `0`) before new ones (`>`); every
  * entry is acknowledged only after its handler succeeded.
  */
-export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition {
+export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, OwnedPartition {
   /** Entries read and not yet settled, by id: running, waiting for a slot, or being acked. */
   readonly held = new Map<string, HeldEntry>();
   /** Time of the last successful read (or empty read) of the loop: a liveness signal. */
@@ -50,6 +55,8 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
   private readonly acks: AckBatcher;
   private readonly parking: FailureHandler;
   private readonly dispatcher: EntryDispatcher;
+  /** Batch handlers: forms the batches and starts them (undefined: one entry per call). */
+  private readonly batches?: BatchRunner;
   /** Exclusive ownership: this instance's hold on the partition (undefined: shared, read always). */
   readonly fence?: PartitionFence;
   /** Exclusive ownership: the fenced reads of the partition. */
@@ -85,6 +92,13 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
       fence,
     );
     this.dispatcher = new EntryDispatcher(this, subscription, rt, this.acks, this.parking);
+    const batch = batchOptionsOf(options);
+    if (batch) {
+      if (subscription.kind === 'message') throw new InvalidOptionsError(BATCH_MESSAGES.requestHandler(stream));
+      const batches = new BatchDispatcher(this, subscription, rt, this.acks, this.parking, this.dispatcher);
+      const { concurrency, maxDeliveries } = options;
+      this.batches = new BatchRunner(this, rt, { ...batch, concurrency, maxDeliveries }, (entries) => batches.dispatch(entries));
+    }
   }
 
   get stream(): string {
@@ -170,6 +184,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
     this.rt.reader.disconnect();
     await this.loopDone;
     this.waiting.clear();
+    this.batches?.clear();
     if (this.running > 0) await waitForSignal((resolve) => (this.idle = resolve), timeoutMs);
     await this.acks.drain();
     const unfinished = [...this.held.values()];
@@ -357,6 +372,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
     this.held.set(entry.id, entry);
     // While stopping, an entry is only held: stop() hands it back for another consumer.
     if (this.stopping) return;
+    if (this.batches) return this.batches.push(entry);
     if (this.running < this.subscription.options.concurrency && this.mayRead()) this.run(entry);
     else this.waiting.push(entry);
   }
@@ -426,6 +442,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
     entry.settled = true;
     this.running--;
     if (this.held.get(entry.id) === entry) this.held.delete(entry.id);
+    entry.batch?.entrySettled();
     this.startWaiting();
     this.wake?.();
     if (this.running === 0) this.idle?.();
@@ -437,6 +454,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
    * loop instead of a recursion as deep as the queue.
    */
   private startWaiting(): void {
+    if (this.batches) return this.batches.startReady();
     if (this.startingWaiting) return;
     this.startingWaiting = true;
     try {
@@ -449,6 +467,23 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
     } finally {
       this.startingWaiting = false;
     }
+  }
+
+  /** BatchHost: a batch may start (the same condition as a single entry's handler). */
+  mayStartBatch(): boolean {
+    return !this.stopping && this.mayRead();
+  }
+
+  /** BatchHost: the entries of a starting batch take handler slots. */
+  occupy(entries: readonly HeldEntry[]): void {
+    this.running += entries.length;
+    const now = Date.now();
+    for (const entry of entries) entry.startedAt = now;
+  }
+
+  /** BatchHost: an entry lost while it waited for its batch is dropped, as startWaiting does. */
+  forget(entry: HeldEntry): void {
+    if (this.held.get(entry.id) === entry) this.held.delete(entry.id);
   }
 
   /**
@@ -504,6 +539,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
     await this.acks.drain();
     const unstarted = [...this.held.values()].filter((entry) => entry.startedAt === 0);
     this.waiting.clear();
+    this.batches?.clear();
     for (const entry of unstarted) this.held.delete(entry.id);
     if (unstarted.length > 0) await this.parking.release(unstarted);
     this.rt.logger.log(SERVER_MESSAGES.partitionsHandedOver(this.stream, this.group, unstarted.length));
@@ -512,6 +548,7 @@ export class StreamConsumer implements SlotOwner, RecoveryTarget, OwnedPartition
   /** OwnedPartition: taken while held. Entries not started are dropped; running ones are aborted. */
   lost(): void {
     this.waiting.clear();
+    this.batches?.clear();
     for (const entry of [...this.held.values()]) {
       if (entry.startedAt === 0) this.held.delete(entry.id);
       else entry.markLost();
