@@ -1,5 +1,5 @@
 import { Controller } from '@nestjs/common';
-import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import { Ctx, EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import {
   DeadLetterService,
   JsonCodec,
@@ -172,5 +172,19 @@ describe('batch handlers: per-entry outcomes', () => {
     expect(errors[0]).toMatch(/no entry 5\. Pass an index from 0 to 0/);
     expect(errors[1]).toMatch(/no entry "no-such-id"/);
     expect(() => kept!.fail(0)).toThrow(/after the batch handler finished/);
+  });
+
+  it('refuses a batch on a @MessagePattern handler at listen(), naming the fix', async () => {
+    const stream = unique('batch-request');
+    @Controller()
+    class Quotes {
+      @MessagePattern(streamPattern(stream), { batch: { maxSize: 10 } })
+      quote(@Payload() _requests: unknown[]) {
+        return 1;
+      }
+    }
+    await expect(startMicroservice([Quotes], { reclaimIntervalMs: 0 })).rejects.toThrow(
+      /requests cannot be batched\. Use @EventPattern for batch handlers, or remove "batch"/,
+    );
   });
 });
