@@ -13,6 +13,7 @@ const PUBLIC_RUNTIME_EXPORTS = [
   'DeadLetterReason',
   'DeadLetterService',
   'ENVELOPE',
+  'EmitBatchError',
   'EventInProgressError',
   'HEALTH_DEFAULTS',
   'IDEMPOTENCY_DEFAULTS',

@@ -20,6 +20,20 @@ export const CLIENT_MESSAGES = {
   outOfMemory: (stream: string, cause: string) =>
     `Redis is out of memory and refused the entry for stream "${stream}" (${cause}); nothing was written. ` +
     'Trim streams (the "retention" option or StreamTrimmer), raise maxmemory, or give Redis more memory.',
+  batchNotArray: (got: string) =>
+    `emitBatch() takes an array of payloads (plain values or StreamRecords), got ${got}. ` +
+    "Pass one array, e.g. client.emitBatch('orders', orders); for a single entry use emit().",
+  batchEntryNil: (index: number, value: null | undefined) =>
+    `Entry #${index} is ${String(value)}: an entry's data cannot be null or undefined (as with emit()). ` +
+    'Remove it from the array, or send an explicit value.',
+  batchNotEncoded: (stream: string, failed: number, total: number, list: string) =>
+    `${failed} of ${total} entries for stream "${stream}" could not be encoded, so nothing was written: ${list}. ` +
+    'Fix or remove those entries (error.failures gives their indexes) and emit the batch again.',
+  batchNotStored: (stream: string, failed: number, total: number, list: string) =>
+    `${failed} of ${total} entries for stream "${stream}" were not stored: ${list}. ` +
+    (failed < total ? `The other ${total - failed} were (their ids are in error.ids). ` : '') +
+    'Emit the failed entries again (error.failures gives their indexes), with the same eventId where ' +
+    'maybeStored is true, so consumers can drop duplicates.',
   rejected: (stream: string, cause: string) => `Redis rejected the entry for stream "${stream}" (${cause}); nothing was written.`,
   noMessageHandler: (stream: string) =>
     `There is no matching message handler defined in the remote service: no consumer group reads stream ` +

@@ -3,35 +3,35 @@ import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
 import type { Redis, RedisOptions } from 'ioredis';
 import { type Observable, catchError, throwError } from 'rxjs';
-import { encodeEnvelope } from '../codec/envelope.js';
 import type { ReplyPacket } from '../codec/reply.js';
 import { defaultConsumerName } from '../constants.js';
 import { type RedisStreamsEvents, RedisStreamsStatus } from '../events/redis-streams.events.js';
 import { connectOrExplain, quitWithin, watchStatus } from '../redis/connect.js';
 import { createRedisConnection, describeConnection } from '../redis/connection.factory.js';
-import { partitionOf, partitionStream } from '../server/partitions.js';
 import { readGroupBacklogs } from '../trim/group-backlog.js';
 import type { StreamRetention } from '../trim/retention-options.interface.js';
 import { RetentionScheduler } from '../trim/retention-scheduler.js';
-import { xaddTrimArgs } from '../trim/retention.js';
 import { StreamTrimmer } from '../trim/stream-trimmer.service.js';
 import type { RedisStreamsClientOptions } from './client-options.interface.js';
 import { REPLY_STREAM } from './client.constants.js';
 import { CLIENT_MESSAGES } from './client.messages.js';
 import { ClientClosedError } from './errors/client-closed.error.js';
 import { ConnectionFailedError } from './errors/connection-failed.error.js';
+import type { EmitBatchFailure } from './errors/emit-batch.error.js';
 import { NoMessageHandlerError } from './errors/no-message-handler.error.js';
-import { PayloadTooLargeError } from './errors/payload-too-large.error.js';
 import { PublishFailedError } from './errors/publish-failed.error.js';
 import { RequestTimeoutError } from './errors/request-timeout.error.js';
 import { PendingRequests } from './pending-requests.js';
 import { ReplyReader } from './reply-reader.js';
 import { type ResolvedClientOptions, resolveClientOptions } from './resolve-client-options.js';
-import { StreamRecord, envelopeOf } from './stream-record.js';
+import { batchError, describeValue } from './batch-failures.js';
+import { EntryEncoder, type RequestFields } from './entry-encoder.js';
+import { settledObservable } from './settled-observable.js';
+import { type StreamRoute, StreamRoutes } from './stream-routes.js';
 import { aclUserOf } from '../redis/acl-hint.js';
 import { explainWriteError } from './write-errors.js';
 import type { ClientWriteObserver } from './write-observer.interface.js';
-import { XaddBatcher } from './xadd-batcher.js';
+import { XaddBatcher, type XaddOutcome } from './xadd-batcher.js';
 
 export type { ClientWriteObserver } from './write-observer.interface.js';
 
@@ -51,6 +51,7 @@ type Listener = (...args: unknown[]) => void;
  * ```ts
  * const client = new RedisStreamsClient({ connection: process.env.REDIS_URL });
  * const id = await lastValueFrom(client.emit('orders', { id: 'o-1', amount: 42 }));
+ * const ids = await lastValueFrom(client.emitBatch('orders', [{ id: 'o-2' }, { id: 'o-3' }]));
  * const receipt = await lastValueFrom(client.send('payments.charge', { orderId: 'o-1' }));
  * ```
  * @publicApi
@@ -60,13 +61,14 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
   /** The options with every default applied. */
   readonly options: ResolvedClientOptions;
   private readonly requests: PendingRequests;
+  private readonly encoder: EntryEncoder;
+  private readonly routes: StreamRoutes;
   private readonly trimmer = new StreamTrimmer(() => this.connect());
   private readonly retention = new RetentionScheduler(this.trimmer);
   private readonly listeners: Array<[event: string, listener: Listener]> = [];
   private readonly connections = new Set<Redis>();
   /** Streams known to have a consumer group, so requests to them can be answered. */
   private readonly readStreams = new Set<string>();
-  private nextPartition = 0;
   private observer: ClientWriteObserver | null = null;
   /** Streams whose retention the observer was told of (empty while nobody observes). */
   private readonly retentionReported = new Set<string>();
@@ -83,6 +85,8 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
       this.options.requestTimeoutMs,
       (stream) => new RequestTimeoutError(CLIENT_MESSAGES.requestTimeout(stream, this.options.requestTimeoutMs), stream),
     );
+    this.encoder = new EntryEncoder(this.options.serializer, this.options.maxPayloadBytes);
+    this.routes = new StreamRoutes(this.options, (pattern) => this.normalizePattern(pattern as string));
   }
 
   /** Requests sent and still waiting for their (last) reply. */
@@ -97,7 +101,7 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
 
   /** Stream key of `pattern`: the key prefix plus Nest's normalized pattern. */
   streamOf(pattern: unknown): string {
-    return `${this.options.keyPrefix}${this.normalizePattern(pattern as string)}`;
+    return this.routes.of(pattern).stream;
   }
 
   /**
@@ -105,12 +109,7 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
    * record's partitionKey, round-robin without one).
    */
   streamFor(packet: ReadPacket): string {
-    const stream = this.streamOf(packet.pattern);
-    const partitions = this.options.partitions[this.normalizePattern(packet.pattern as string)] ?? 1;
-    if (partitions <= 1) return stream;
-    const key = packet.data instanceof StreamRecord ? packet.data.partitionKey : undefined;
-    const partition = key === undefined ? this.nextPartition++ % partitions : partitionOf(key, partitions);
-    return partitionStream(stream, partition);
+    return this.routes.streamFor(this.routes.of(packet.pattern), packet.data);
   }
 
   /** Key of this client's reply stream once a `send()` created it, else null. */
@@ -175,11 +174,31 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
     for (const connection of this.connections) connection.on(event, listener);
   }
 
-  /** Like ClientProxy.emit; a connection failure names the stream. Emits the entry id. */
+  /**
+   * Like ClientProxy.emit: writes at once (hot), emits the entry id once Redis stored it, fails
+   * naming the stream and the fix. Nest's own chain of operators per call is left out: it was a
+   * third of a busy producer's CPU.
+   */
   override emit<TResult = string, TInput = unknown>(pattern: unknown, data: TInput): Observable<TResult> {
-    return super
-      .emit<TResult, TInput>(pattern, data)
-      .pipe(catchError((err: unknown) => throwError(() => this.explainFor(err, pattern))));
+    // Nest's own answer (InvalidMessageException) for a missing pattern or data.
+    if (pattern === null || pattern === undefined || data === null || data === undefined) return super.emit(pattern, data);
+    return settledObservable(this.dispatchEvent<TResult>(this.packetOf(pattern, data)));
+  }
+
+  /**
+   * Emits one entry per element of `data` (plain values or StreamRecords, each with its own event
+   * id, headers and partition key), sent in pipelines with the other writes of this event-loop
+   * turn: the bulk form of `emit()`, several times cheaper per entry than as many `emit()`s.
+   * Emits the ids in the order of `data`, then completes; hot like `emit()`.
+   *
+   * Fails with EmitBatchError naming each failed entry by its index: when any entry cannot be
+   * encoded (null, not serializable, over `maxPayloadBytes`) nothing is written; when Redis
+   * refuses or loses some entries, the others are stored and their ids are in `error.ids`.
+   */
+  emitBatch<TInput = unknown>(pattern: unknown, data: readonly TInput[]): Observable<string[]> {
+    if (pattern === null || pattern === undefined) return super.emit(pattern, data);
+    if (!Array.isArray(data)) return throwError(() => new TypeError(CLIENT_MESSAGES.batchNotArray(describeValue(data))));
+    return settledObservable(this.writeBatch(pattern, data));
   }
 
   /** Like ClientProxy.send; a connection failure names the stream. */
@@ -209,6 +228,12 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
     return this.write(packet, this.streamFor(packet)) as Promise<T>;
   }
 
+  /** Nest 12 builds packets with its dispatch hook (e.g. tracing's metadata); Nest 11 has neither. */
+  private packetOf(pattern: unknown, data: unknown): ReadPacket {
+    const create = (this as unknown as { createPacket?: (pattern: unknown, data: unknown) => ReadPacket }).createPacket;
+    return create ? create.call(this, pattern, data) : { pattern, data };
+  }
+
   private async request(packet: ReadPacket, stream: string, correlationId: string, deadline: number): Promise<void> {
     const replies = await this.replyReader();
     await this.requireConsumerGroup(stream);
@@ -217,36 +242,89 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
     await this.write(packet, stream, { replyTo: replies.stream, correlationId, deadline });
   }
 
-  private async write(
-    packet: ReadPacket,
-    stream: string,
-    reply?: { replyTo: string; correlationId: string; deadline: number },
-  ): Promise<string> {
-    let fields: string[];
+  private async write(packet: ReadPacket, stream: string, request?: RequestFields): Promise<string> {
+    const route = this.routes.of(packet.pattern);
+    const fields = this.encoder.encode(packet, stream, request);
     try {
-      fields = encodeEnvelope({ ...envelopeOf(packet), ...reply }, this.options.serializer);
-    } catch (err) {
-      throw new PublishFailedError(CLIENT_MESSAGES.serializeFailed(stream, (err as Error).message), stream, false, {
-        cause: err,
-      });
-    }
-    const bytes = fields.reduce((sum, field) => sum + Buffer.byteLength(field), 0);
-    if (bytes > this.options.maxPayloadBytes) {
-      throw new PayloadTooLargeError(CLIENT_MESSAGES.payloadTooLarge(stream, bytes, this.options.maxPayloadBytes), stream, bytes);
-    }
-    const retention = this.retentionOf(packet.pattern);
-    try {
-      await this.connect();
-      if (!this.batcher) throw new ClientClosedError(CLIENT_MESSAGES.closing);
-      const id = await this.batcher.add(stream, [...xaddTrimArgs(retention), '*', ...fields]);
-      this.retention.watch(stream, retention);
-      if (this.observer && retention && !this.retentionReported.has(stream)) {
-        this.retentionReported.add(stream);
-        this.observer.retentionOf(stream, retention);
-      }
+      const batcher = this.batcher && !this.closing ? this.batcher : await this.connectedBatcher();
+      const id = await batcher.add(stream, this.routes.headOf(route), fields);
+      if (route.retention) this.retentionWritten(stream, route.retention);
       return id;
     } catch (err) {
       throw explainWriteError(err, this.writeContext(stream));
+    }
+  }
+
+  private async writeBatch(pattern: unknown, items: readonly unknown[]): Promise<string[]> {
+    const route = this.routes.of(pattern);
+    if (items.length === 0) return [];
+    const streams = new Array<string>(items.length);
+    const fields = new Array<string[]>(items.length);
+    const invalid: EmitBatchFailure[] = [];
+    for (let i = 0; i < items.length; i++) {
+      const data = items[i];
+      if (data === null || data === undefined) {
+        invalid.push({ index: i, error: new PublishFailedError(CLIENT_MESSAGES.batchEntryNil(i, data), route.stream, false) });
+        continue;
+      }
+      const packet = this.packetOf(pattern, data);
+      streams[i] = this.routes.streamFor(route, data);
+      try {
+        fields[i] = this.encoder.encode(packet, streams[i]);
+      } catch (err) {
+        invalid.push({ index: i, error: err as Error });
+      }
+    }
+    if (invalid.length > 0) throw batchError(route.stream, new Array(items.length).fill(undefined), invalid, 'notEncoded');
+    let outcomes: XaddOutcome[];
+    try {
+      // Queued at once when connected, like emit(): calls of one turn keep their order in the stream.
+      const batcher = this.batcher && !this.closing ? this.batcher : await this.connectedBatcher();
+      outcomes = await batcher.addAll(streams, this.routes.headOf(route), fields);
+    } catch (err) {
+      // Not connected (or closing): the same error for every entry.
+      outcomes = new Array<XaddOutcome>(items.length).fill(err as Error);
+    }
+    return this.batchResult(route, streams, outcomes);
+  }
+
+  /** The ids of a sent batch, or an EmitBatchError naming each entry that was not stored. */
+  private batchResult(route: StreamRoute, streams: string[], outcomes: XaddOutcome[]): string[] {
+    const ids = new Array<string | undefined>(outcomes.length);
+    const failures: EmitBatchFailure[] = [];
+    // One cause shared by many entries (a lost connection) is explained once per stream.
+    const explained = new Map<string, Map<Error, Error>>();
+    for (let i = 0; i < outcomes.length; i++) {
+      const outcome = outcomes[i];
+      if (typeof outcome === 'string') {
+        ids[i] = outcome;
+        if (route.retention) this.retentionWritten(streams[i], route.retention);
+        continue;
+      }
+      ids[i] = undefined;
+      let byCause = explained.get(streams[i]);
+      if (!byCause) explained.set(streams[i], (byCause = new Map()));
+      let error = byCause.get(outcome);
+      if (!error) byCause.set(outcome, (error = explainWriteError(outcome, this.writeContext(streams[i])) as Error));
+      failures.push({ index: i, error });
+    }
+    if (failures.length > 0) throw batchError(route.stream, ids, failures, 'notStored');
+    return ids as string[];
+  }
+
+  /** The batcher once connected; connects first when needed. */
+  private async connectedBatcher(): Promise<XaddBatcher> {
+    await this.connect();
+    if (!this.batcher) throw new ClientClosedError(CLIENT_MESSAGES.closing);
+    return this.batcher;
+  }
+
+  /** Starts the periodic retention work of a stream written to, and tells the observer of it once. */
+  private retentionWritten(stream: string, retention: StreamRetention): void {
+    this.retention.watch(stream, retention);
+    if (this.observer && !this.retentionReported.has(stream)) {
+      this.retentionReported.add(stream);
+      this.observer.retentionOf(stream, retention);
     }
   }
 
@@ -259,10 +337,6 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
     const groups = await readGroupBacklogs(await this.connect(), stream);
     if (groups.length === 0) throw new NoMessageHandlerError(CLIENT_MESSAGES.noMessageHandler(stream), stream);
     this.readStreams.add(stream);
-  }
-
-  private retentionOf(pattern: unknown): StreamRetention | undefined {
-    return this.options.retentionByPattern[this.normalizePattern(pattern as string)] ?? this.options.retention;
   }
 
   private writeContext(stream: string) {

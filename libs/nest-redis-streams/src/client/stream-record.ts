@@ -46,10 +46,20 @@ export class StreamRecord<T = unknown> {
  */
 export function envelopeOf(packet: ReadPacket): OutgoingEnvelope {
   const record = packet.data instanceof StreamRecord ? packet.data : null;
-  return {
-    data: record ? record.data : packet.data,
-    eventId: record?.eventId,
-    // The active trace context first, so explicit metadata and record headers can override it.
-    headers: { ...activeTraceHeaders(), ...packet.metadata, ...record?.headers },
-  };
+  const trace = activeTraceHeaders();
+  const metadata = packet.metadata;
+  const own = record?.headers;
+  // Most entries carry no header at all: then no merged object is built for them.
+  const headers =
+    isEmpty(trace) && isEmpty(metadata) && isEmpty(own)
+      ? undefined
+      : // The active trace context first, so explicit metadata and record headers can override it.
+        { ...trace, ...metadata, ...own };
+  return { data: record ? record.data : packet.data, eventId: record?.eventId, headers };
+}
+
+function isEmpty(headers: object | undefined): boolean {
+  if (!headers) return true;
+  for (const _ in headers) return false;
+  return true;
 }
