@@ -5,6 +5,7 @@ import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import type { BenchContext } from './scenarios/context.js';
+import { batchRows } from './scenarios/batch.js';
 import { clientLibraryRows } from './scenarios/client-library.js';
 import { defaultsRows } from './scenarios/defaults.js';
 import { drainRows, sleepRows } from './scenarios/drain.js';
@@ -23,8 +24,9 @@ const PROFILES = fileURLToPath(new URL('./profiles/', import.meta.url));
  * `--only=drain,latency` runs a subset (while working on one row); the default runs them all.
  * `--only=defaults` runs only row 9, the defaults set, which `drain` includes. `--only=ioredis`
  * runs row 10, the drain and latency rows on each installed ioredis.
+ * `--only=batch` runs row 11, batch handlers against the loop.
  */
-const SECTIONS = ['drain', 'latency', 'producer', 'memory', 'cluster', 'inbox', 'ioredis'] as const;
+const SECTIONS = ['drain', 'batch', 'latency', 'producer', 'memory', 'cluster', 'inbox', 'ioredis'] as const;
 
 function parseArgs(argv: string[]) {
   const only = argv
@@ -67,6 +69,7 @@ async function main(): Promise<void> {
       rows.push(...drained.rows, ...(await sleepRows(ctx, limit)));
     }
     if (args.sections.has('drain') || args.sections.has('defaults')) rows.push(...(await defaultsRows(ctx)));
+    if (args.sections.has('batch')) rows.push(...(await batchRows(ctx)));
     if (args.sections.has('latency')) rows.push(...(await latencyRows(ctx)));
     if (args.sections.has('producer')) rows.push(...(await producerRows(ctx)));
     if (args.sections.has('memory')) rows.push(...(await memoryRows(ctx)));

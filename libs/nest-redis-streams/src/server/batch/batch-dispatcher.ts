@@ -34,7 +34,8 @@ export class BatchDispatcher {
     const runnable: HeldEntry[] = [];
     const payloads: unknown[] = [];
     const contexts: RedisStreamsContext[] = [];
-    const headers: Record<string, string>[] = [];
+    // Only a traced batch needs them (for its span links).
+    const headers: Record<string, string>[] | null = this.rt.tracing ? [] : null;
     const { stream, group, consumer } = this.owner;
     const announce = this.rt.events.listenerCount('delivered') > 0;
     for (const entry of batch) {
@@ -43,9 +44,11 @@ export class BatchDispatcher {
       if (decoded === null) continue;
       runnable.push(entry);
       payloads.push(decoded.data);
-      headers.push(decoded.headers);
-      const ctx = [stream, entry.id, group, consumer, entry.deliveries, decoded.headers, decoded.eventId, entry] as const;
-      contexts.push(new RedisStreamsContext([...ctx]));
+      headers?.push(decoded.headers);
+      const { deliveries } = entry;
+      contexts.push(
+        new RedisStreamsContext([stream, entry.id, group, consumer, deliveries, decoded.headers, decoded.eventId, entry]),
+      );
       if (announce) this.emit('delivered', entry, () => this.rt.events.emit('delivered', this.owner.ref(entry)));
     }
     if (runnable.length === 0) return;
@@ -55,7 +58,7 @@ export class BatchDispatcher {
     const finish = (threw: boolean, err?: unknown) => this.finish(runnable, outcomes, started, threw, err);
     let handled: unknown;
     try {
-      handled = this.rt.tracing
+      handled = headers
         ? runBatchInTraceContext(headers, { stream, group }, () => this.invokeToEnd(payloads, ctx))
         : this.rt.invokeBatch(this.subscription, payloads, ctx);
     } catch (err) {

@@ -44,6 +44,7 @@ export class BatchRunner {
   private running = 0;
   private timer: NodeJS.Timeout | null = null;
   private scheduled = false;
+  private arrivedAt = 0;
   private starting = false;
 
   constructor(
@@ -60,7 +61,9 @@ export class BatchRunner {
 
   /** Queues an entry for the next batch. */
   push(entry: HeldEntry): void {
-    entry.queuedAt = performance.now();
+    // Entries of one read share their arrival time: one clock read per read, not per entry.
+    if (!this.scheduled) this.arrivedAt = performance.now();
+    entry.queuedAt = this.arrivedAt;
     this.queue.push(entry);
     if (this.scheduled) return;
     this.scheduled = true;
