@@ -37,6 +37,14 @@ describe('envelope', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('decodes headers to own string properties: a __proto__ key is a header, never a prototype', () => {
+    const { headers } = decodeEntry(['v', 'nrs/1', 'data', '1', 'headers', '{"__proto__":{"polluted":1},"attempt":2}'], codec);
+    expect(Object.getPrototypeOf(headers)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyNames(headers)).toEqual(['__proto__', 'attempt']);
+    expect(headers.attempt).toBe('2');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it("scans a request's deadline and a re-drive's target group before decoding", () => {
     const request = scanEntry([
       ...encodeEnvelope({ data: '{bad', replyTo: 'r', correlationId: 'c', deadline: 1234 }, codec),

@@ -174,8 +174,12 @@ function decodeHeaders(raw: string | undefined): Record<string, string> {
     throw new UndecodableEntryError(`The "${ENVELOPE.headers}" field must be a JSON object of strings.`);
   }
   const headers: Record<string, string> = {};
-  for (const [key, value] of Object.entries(parsed)) {
-    Object.defineProperty(headers, key, { value: String(value), enumerable: true, writable: true, configurable: true });
+  // Object.entries' keys without its array of pairs per entry (hasOwn: an enumerable property
+  // someone added to Object.prototype must not become a header).
+  for (const key in parsed) {
+    if (!Object.hasOwn(parsed, key)) continue;
+    const value = String((parsed as Record<string, unknown>)[key]);
+    Object.defineProperty(headers, key, { value, enumerable: true, writable: true, configurable: true });
   }
   return headers;
 }

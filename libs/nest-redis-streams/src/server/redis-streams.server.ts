@@ -23,6 +23,7 @@ import { aclUserOf, withAclFix } from '../redis/acl-hint.js';
 import { tracingEnabled } from '../tracing/trace-context.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
 import { ConsumerScheduler } from './consumer-scheduler.js';
+import { type DirectHandler, findDirectHandlers } from './direct-handlers.js';
 import { startOwnership } from './exclusive-ownership.js';
 import type { OwnershipCoordinator } from '../ownership/ownership-coordinator.js';
 import type { PartitionFence } from '../ownership/partition-fence.js';
@@ -73,6 +74,10 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
   private readonly replySerializer = new JsonCodec();
   /** Whether anyone installed Nest's processing hooks (tracing); without them handlers run bare. */
   private hooksInstalled = false;
+  /** The application handed to useDirectHandlers(), read once in listen(). */
+  private directApp: unknown = null;
+  /** Handlers proved bare, called without Nest's per-message pipeline (see useDirectHandlers). */
+  private directHandlers = new Map<MessageHandler, DirectHandler>();
   /** Listeners registered with on(), attached to every connection, also to those made later. */
   private readonly connectionListeners: Array<[event: string, callback: (...args: unknown[]) => void]> = [];
 
@@ -178,6 +183,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     try {
       if (this.optionsError) throw this.optionsError;
       const subscriptions = this.buildSubscriptions();
+      if (this.directApp) this.directHandlers = this.findDirectHandlers(this.directApp);
       await this.start(subscriptions);
       callback();
     } catch (err) {
@@ -292,6 +298,41 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     this._status$.next(RedisStreamsStatus.DISCONNECTED);
   }
 
+  /**
+   * Opt-in fast path: event handlers with nothing bound to them skip Nest's per-message pipeline
+   * and are called as their controller method (same arguments, same results, failures through
+   * the exception filter Nest would apply). At `listen()` every handler is checked; one with
+   * a guard, interceptor, pipe, exception filter or custom parameter decorator on its method or
+   * controller, any app-wide enhancer, a request-scoped controller, or anything this cannot read,
+   * keeps Nest's pipeline. The log says which way each handler runs. Call before `app.listen()`.
+   *
+   * @example
+   * ```ts
+   * const app = await NestFactory.createMicroservice(AppModule, { strategy: server });
+   * server.useDirectHandlers(app);
+   * await app.listen();
+   * ```
+   */
+  useDirectHandlers(app: object): this {
+    this.directApp = app;
+    return this;
+  }
+
+  private findDirectHandlers(app: unknown): Map<MessageHandler, DirectHandler> {
+    // Batch handlers are called by invokeBatch, always through Nest's pipeline.
+    const specs = [...this.handlerSpecs.entries()]
+      .filter(([, spec]) => !(spec.extras as { batch?: unknown }).batch)
+      .map(([key, spec]) => ({ ...spec, group: key.split('\u0000')[1] }));
+    return findDirectHandlers(
+      app,
+      specs,
+      (pattern) => this.normalizePattern(streamNameOf(pattern) as string),
+      (extras) => (extras as StreamHandlerOptions | undefined)?.group ?? this.options.group,
+      this.transportId,
+      (message) => this.logger.log(message),
+    );
+  }
+
   override setOnProcessingStartHook(
     hook: (transportId: Transport | symbol, context: unknown, done: () => Promise<unknown>) => void,
   ): void {
@@ -311,11 +352,13 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
    */
   private invoke(sub: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext): Promise<unknown> {
     if (sub.kind === 'message' && entry.replyTo && entry.correlationId) return this.answer(sub, entry, ctx);
-    if (!this.hooksInstalled) return sub.handler(entry.data, ctx);
+    const handler = this.directHandlers.get(sub.handler) ?? sub.handler;
+    // A direct handler may return a plain value: the dispatcher settles that without a promise.
+    if (!this.hooksInstalled) return handler(entry.data, ctx) as Promise<unknown>;
     return new Promise<void>((resolve, reject) => {
       const started = this.runWithProcessingHooks(ctx, async (runEndHook) => {
         try {
-          const result = await sub.handler(entry.data, ctx);
+          const result = await handler(entry.data, ctx);
           if (isObservable(result)) await lastValueFrom(result.pipe(finalize(runEndHook)), { defaultValue: undefined });
           else runEndHook();
           resolve();
