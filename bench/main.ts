@@ -8,6 +8,7 @@ import type { BenchContext } from './scenarios/context.js';
 import { batchRows } from './scenarios/batch.js';
 import { clientLibraryRows } from './scenarios/client-library.js';
 import { defaultsRows } from './scenarios/defaults.js';
+import { directRows } from './scenarios/direct.js';
 import { drainRows, sleepRows } from './scenarios/drain.js';
 import { inboxRows } from './scenarios/inbox.js';
 import { latencyRows } from './scenarios/latency.js';
@@ -24,9 +25,10 @@ const PROFILES = fileURLToPath(new URL('./profiles/', import.meta.url));
  * `--only=drain,latency` runs a subset (while working on one row); the default runs them all.
  * `--only=defaults` runs only row 9, the defaults set, which `drain` includes. `--only=ioredis`
  * runs row 10, the drain and latency rows on each installed ioredis.
+ * `--only=direct` runs only row 2d (useDirectHandlers against row 2 and the loop), which `drain` includes.
  * `--only=batch` runs row 11, batch handlers against the loop.
  */
-const SECTIONS = ['drain', 'batch', 'latency', 'producer', 'memory', 'cluster', 'inbox', 'ioredis'] as const;
+const SECTIONS = ['drain', 'direct', 'batch', 'latency', 'producer', 'memory', 'cluster', 'inbox', 'ioredis'] as const;
 
 function parseArgs(argv: string[]) {
   const only = argv
@@ -68,6 +70,7 @@ async function main(): Promise<void> {
       limit = drained.limit;
       rows.push(...drained.rows, ...(await sleepRows(ctx, limit)));
     }
+    if (args.sections.has('drain') || args.sections.has('direct')) rows.push(...(await directRows(ctx)));
     if (args.sections.has('drain') || args.sections.has('defaults')) rows.push(...(await defaultsRows(ctx)));
     if (args.sections.has('batch')) rows.push(...(await batchRows(ctx)));
     if (args.sections.has('latency')) rows.push(...(await latencyRows(ctx)));
