@@ -1,6 +1,6 @@
 // Chaos scenario 17: a batch handler's process SIGKILLed in the middle of a batch, three times,
 // while entries are produced; every entry must be processed (lost 0), with no effect applied twice.
-import type { ChaosProcess, ChaosWorker } from './support/processes.js';
+import type { ChaosProcess } from './support/processes.js';
 import { expectNoLoss } from './support/expectations.js';
 import { chaosTest } from './support/chaos-test.js';
 import { type Scenario, closeOpenScenarios, scaled } from './support/scenario.js';
@@ -17,7 +17,7 @@ describe('chaos: batch handlers', () => {
       const count = scaled(3_000);
       // The batch worker is not in the suite's list of workers; the process helper only needs its file name.
       const start = async (name: string): Promise<ChaosProcess> => {
-        const proc = s.spawn('chaos-batch-consumer' as ChaosWorker, name, BATCH);
+        const proc = s.spawn('chaos-batch-consumer', name, BATCH);
         await proc.waitFor((m) => m.type === 'ready', 'ready');
         return proc;
       };

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { waitFor } from '../../support/helpers.js';
 
 /** The chaos workers, compiled from test/workers into dist/test-workers by scripts/test.mjs. */
-export type ChaosWorker = 'chaos-consumer' | 'chaos-producer' | 'ownership-consumer' | 'db-orders' | 'db-payments';
+export type ChaosWorker =
+  'chaos-consumer' | 'chaos-batch-consumer' | 'chaos-producer' | 'ownership-consumer' | 'db-orders' | 'db-payments';
 
 export interface ChaosMessage {
   type: string;

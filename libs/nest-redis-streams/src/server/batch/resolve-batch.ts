@@ -10,12 +10,9 @@ export interface ResolvedBatchOptions {
   maxWaitMs: number;
 }
 
-/** Resolved handler options of a batch handler carry this extra field. */
-type WithBatch = ResolvedHandlerOptions & { batch?: ResolvedBatchOptions };
-
 /** The batch settings of resolved handler options (undefined: one entry per call). */
 export function batchOptionsOf(options: ResolvedHandlerOptions): ResolvedBatchOptions | undefined {
-  return (options as WithBatch).batch;
+  return options.batch;
 }
 
 /**
