@@ -40,7 +40,7 @@ describe('XaddBatcher', () => {
     ]);
   });
 
-  it('splits a large queue into pipelines of at most 1,000 and answers each entry of addAll at its index', async () => {
+  it('splits a large queue into pipelines of at most 500 and answers each entry of addAll at its index', async () => {
     const { redis, pipelines } = fakeRedis((stream, n) => (n % 1_001 === 7 ? new Error(`refused ${stream}`) : `1-${n}`));
     const batcher = new XaddBatcher(redis, 1_000);
     const streams = Array.from({ length: 2_500 }, (_, i) => `s${i}`);
@@ -49,13 +49,25 @@ describe('XaddBatcher', () => {
       ['*'],
       streams.map((s) => ['f', s]),
     );
-    expect(pipelines.map((p) => p.length)).toEqual([1_000, 1_000, 500]);
+    expect(pipelines.map((p) => p.length)).toEqual([500, 500, 500, 500, 500]);
     expect(outcomes).toHaveLength(2_500);
     expect(outcomes[0]).toBe('1-0');
     expect(outcomes[7]).toEqual(new Error('refused s7'));
     expect(outcomes[1_008]).toEqual(new Error('refused s1008'));
     expect(outcomes[2_499]).toBe('1-2499');
     expect(outcomes.filter((o) => o instanceof Error)).toHaveLength(3);
+  });
+
+  it('sends a full pipeline at once and keeps a partial one until the end of the turn', async () => {
+    const { redis, pipelines } = fakeRedis((_, n) => `1-${n}`);
+    const batcher = new XaddBatcher(redis, 1_000);
+    const fields = (n: number) => Array.from({ length: n }, () => ['k', 'v']);
+    const first = batcher.addAll(new Array<string>(499).fill('s'), ['*'], fields(499));
+    expect(pipelines).toHaveLength(0);
+    const second = batcher.addAll(new Array<string>(3).fill('s'), ['*'], fields(3));
+    expect(pipelines.map((p) => p.length)).toEqual([500]);
+    await Promise.all([first, second]);
+    expect(pipelines.map((p) => p.length)).toEqual([500, 2]);
   });
 
   it('on a cluster, sends one pipeline per slot and still answers in the order given', async () => {
