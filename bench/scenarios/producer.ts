@@ -44,26 +44,44 @@ async function emitBatches(client: RedisStreamsClient): Promise<number> {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
 
+/**
+ * Runs a measurement and adds this process' CPU per entry to `cpu`: the producer's own cost,
+ * which other load on the machine disturbs far less than the rate.
+ */
+async function withCpu(cpu: number[], measure: () => Promise<number>): Promise<number> {
+  const before = process.cpuUsage();
+  const perSecond = await measure();
+  const used = process.cpuUsage(before);
+  cpu.push((used.user + used.system) / PRODUCER.entries);
+  return perSecond;
+}
+
 interface Rounds {
   pipelined: number[];
   emit: number[];
   emitBatch: number[];
+  /** Microseconds of this process' CPU per entry, per round. */
+  cpu: { pipelined: number[]; emit: number[]; emitBatch: number[] };
 }
 
 async function measureRounds(ctx: BenchContext, redis: Redis): Promise<Rounds> {
   const client = new RedisStreamsClient({ connection: ctx.url });
   await client.connect();
-  const rounds: Rounds = { pipelined: [], emit: [], emitBatch: [] };
+  const rounds: Rounds = { pipelined: [], emit: [], emitBatch: [], cpu: { pipelined: [], emit: [], emitBatch: [] } };
   try {
     for (let round = 1; round <= ROUNDS; round++) {
-      rounds.pipelined.push(await ioredisPipelineXadd(redis, STREAMS.ioredis, PRODUCER.entries));
-      rounds.emit.push(await emitAll(client));
-      rounds.emitBatch.push(await emitBatches(client));
-      const [p, e, b] = [rounds.pipelined, rounds.emit, rounds.emitBatch].map((r) => r[round - 1]);
+      const { cpu } = rounds;
+      rounds.pipelined.push(await withCpu(cpu.pipelined, () => ioredisPipelineXadd(redis, STREAMS.ioredis, PRODUCER.entries)));
+      rounds.emit.push(await withCpu(cpu.emit, () => emitAll(client)));
+      rounds.emitBatch.push(await withCpu(cpu.emitBatch, () => emitBatches(client)));
+      const at = (r: number[]) => r[round - 1];
+      const [p, e, b] = [rounds.pipelined, rounds.emit, rounds.emitBatch].map(at);
+      const [cp, ce, cb] = [cpu.pipelined, cpu.emit, cpu.emitBatch].map((r) => at(r).toFixed(1));
       ctx.log(
-        `produce round ${round}: pipeline ${fmtRate(p)}, emit ${fmtRate(e)} (${fmtRatio(e / p)}), emitBatch ${fmtRate(b)} (${fmtRatio(b / p)})`,
+        `produce round ${round}: pipeline ${fmtRate(p)}, emit ${fmtRate(e)} (${fmtRatio(e / p)}), emitBatch ${fmtRate(b)} ` +
+          `(${fmtRatio(b / p)}); CPU per entry ${cp} / ${ce} / ${cb} µs`,
       );
-      // Streams of a million entries would make later rounds measure a bigger Redis.
+      // Streams growing round after round would make later rounds measure a bigger Redis.
       await redis.del(STREAMS.ioredis, STREAMS.client);
     }
   } finally {
@@ -117,6 +135,11 @@ export async function producerRows(ctx: BenchContext): Promise<ResultRow[]> {
     },
   ];
   ctx.log(`produce: ${rows.map((r) => `${r.what.replace('produce, ', '')} ${r.result}`).join(', ')}`);
+  const { cpu } = rounds;
+  ctx.log(
+    `produce, median CPU per entry of this process: pipeline ${median(cpu.pipelined).toFixed(1)} µs, ` +
+      `emit ${median(cpu.emit).toFixed(1)} µs, emitBatch ${median(cpu.emitBatch).toFixed(1)} µs`,
+  );
   await ctx.redis.del(...Object.values(STREAMS));
   return rows;
 }
