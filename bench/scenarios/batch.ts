@@ -6,7 +6,7 @@ import { fmtCount, fmtRate, fmtRatio } from '../support/stats.js';
 import type { ResultRow } from '../support/table.js';
 import { DRAIN_ENTRIES, RAW_READ_COUNT } from '../settings.js';
 import type { BenchContext } from './context.js';
-import { type Drained, drain } from './drain.js';
+import { type Drained, drain, profileArgs } from './drain.js';
 
 const STREAM = 'bench:batch';
 /** Issue 15: a no-op batch handler drains at ≥ 0.9× the hand-written loop. */
@@ -22,7 +22,16 @@ export async function batchRows(ctx: BenchContext, rounds = 3): Promise<ResultRo
   const runs: Record<'raw' | 'batch' | 'tx', Drained[]> = { raw: [], batch: [], tx: [] };
   for (let round = 1; round <= rounds; round++) {
     const raw = await drain(ctx, 'raw-consumer', `b-raw-${round}`, DRAIN_ENTRIES, { READ_COUNT: RAW_READ_COUNT }, [], STREAM);
-    const batch = await drain(ctx, 'batch-consumer', `b-noop-${round}`, DRAIN_ENTRIES, BATCH, [], STREAM);
+    // --profile: a CPU profile of the first no-op batch drain, as of row 2's first drain.
+    const batch = await drain(
+      ctx,
+      'batch-consumer',
+      `b-noop-${round}`,
+      DRAIN_ENTRIES,
+      BATCH,
+      round === 1 ? profileArgs(ctx) : [],
+      STREAM,
+    );
     const tx = await drain(ctx, 'batch-consumer', `b-tx-${round}`, TX_ENTRIES, { ...BATCH, TX_MS }, [], STREAM);
     for (const [name, d] of [
       ['raw loop', raw],

@@ -56,7 +56,7 @@ const least = (runs: Drained[], key: keyof Drained) => Math.min(...runs.map((r) 
 const describe = (d: Drained) =>
   `${fmtRate(d.perSecond)} (CPU per entry: consumer ${d.consumerCpuUs.toFixed(1)} µs, redis ${d.redisCpuUs.toFixed(1)} µs)`;
 
-const profileArgs = (ctx: BenchContext) => (ctx.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.profileDir}`] : []);
+export const profileArgs = (ctx: BenchContext) => (ctx.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.profileDir}`] : []);
 
 /**
  * Rows 1 and 2 alternate (raw, transport, raw, transport) and keep each one's best run, so a
