@@ -249,4 +249,80 @@ describe('useDirectHandlers: event handlers with nothing bound skip Nest’s per
     expect(errors.get(direct)).toBeInstanceOf(LedgerDown);
     expect(errors.get(piped)).toBeInstanceOf(LedgerDown);
   });
+
+  it('keeps Nest’s pipeline when two handlers share a stream and group, and runs each once per entry', async () => {
+    const stream = unique('chained');
+    const calls: Array<[string, boolean]> = [];
+    @Controller()
+    class Ledger {
+      @EventPattern(stream)
+      handle() {
+        calls.push(['ledger', throughNest()]);
+      }
+    }
+    @Controller()
+    class Audit {
+      @EventPattern(stream)
+      handle() {
+        calls.push(['audit', throughNest()]);
+      }
+    }
+    const { app, lines } = await start([Ledger, Audit]);
+    closers.push(() => app.close());
+    await redis.xadd(stream, '*', ...encodeEnvelope({ data: 1 }, codec));
+    await waitFor(() => calls.length === 2, 'both handlers');
+    expect(calls.sort()).toEqual([
+      ['audit', true],
+      ['ledger', true],
+    ]);
+    expect(lines.find((line) => line.includes(stream))).toContain('several handlers share its stream and group');
+  });
+
+  it('refuses what is not a microservice it can inspect (a hybrid app’s HTTP application)', async () => {
+    const stream = unique('hybrid');
+    let viaNest: boolean | undefined;
+    @Controller()
+    class Bare {
+      @EventPattern(stream)
+      handle() {
+        viaNest = throughNest();
+      }
+    }
+    @Module({ controllers: [Bare] })
+    class HybridModule {}
+    const server = new RedisStreamsServer({ connection: redisUrl(), blockMs: 200, reclaimIntervalMs: 0 });
+    const lines: string[] = [];
+    (server as unknown as { logger: { log(m: string): void } }).logger.log = (message: string) => lines.push(message);
+    const http = await NestFactory.create(HybridModule, { logger: quietLogger() });
+    closers.push(() => http.close());
+    http.connectMicroservice({ strategy: server });
+    server.useDirectHandlers(http);
+    await http.startAllMicroservices();
+    await redis.xadd(stream, '*', ...encodeEnvelope({ data: 1 }, codec));
+    await waitFor(() => viaNest !== undefined, 'the handled entry');
+    expect(viaNest).toBe(true);
+    expect(lines.find((line) => line.includes(stream))).toContain('not a Nest microservice');
+  });
+
+  it('runs direct in a hybrid app given the microservice connectMicroservice() returns', async () => {
+    const stream = unique('hybrid-ms');
+    let viaNest: boolean | undefined;
+    @Controller()
+    class Bare {
+      @EventPattern(stream)
+      handle() {
+        viaNest = throughNest();
+      }
+    }
+    @Module({ controllers: [Bare] })
+    class HybridModule {}
+    const server = new RedisStreamsServer({ connection: redisUrl(), blockMs: 200, reclaimIntervalMs: 0 });
+    const http = await NestFactory.create(HybridModule, { logger: quietLogger() });
+    closers.push(() => http.close());
+    server.useDirectHandlers(http.connectMicroservice({ strategy: server }));
+    await http.startAllMicroservices();
+    await redis.xadd(stream, '*', ...encodeEnvelope({ data: 1 }, codec));
+    await waitFor(() => viaNest !== undefined, 'the handled entry');
+    expect(viaNest).toBe(false);
+  });
 });
