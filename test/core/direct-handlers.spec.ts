@@ -15,10 +15,14 @@ import {
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { BaseRpcExceptionFilter, Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import type { Observable } from 'rxjs';
+import { context, propagation, trace, TraceFlags } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { lastValueFrom, type Observable } from 'rxjs';
 import {
   JsonCodec,
   RedisStreamsContext,
+  RedisStreamsClient,
   RedisStreamsExceptionFilter,
   RedisStreamsServer,
   encodeEnvelope,
@@ -324,5 +328,31 @@ describe('useDirectHandlers: event handlers with nothing bound skip Nest’s per
     await redis.xadd(stream, '*', ...encodeEnvelope({ data: 1 }, codec));
     await waitFor(() => viaNest !== undefined, 'the handled entry');
     expect(viaNest).toBe(false);
+  });
+
+  it('runs a direct handler inside the producer’s trace context, as the pipeline does', async () => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    closers.push(async () => {
+      context.disable();
+      propagation.disable();
+    });
+    const stream = unique('direct-traced');
+    const seen: Array<{ traceId?: string; nest: boolean }> = [];
+    @Controller()
+    class Traced {
+      @EventPattern(stream)
+      handle(@Payload() _data: unknown) {
+        seen.push({ traceId: trace.getSpanContext(context.active())?.traceId, nest: throughNest() });
+      }
+    }
+    const { app } = await start([Traced]);
+    closers.push(() => app.close());
+    const client = new RedisStreamsClient({ connection: redisUrl() });
+    closers.push(() => client.close());
+    const producer = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.SAMPLED };
+    await context.with(trace.setSpanContext(context.active(), producer), () => lastValueFrom(client.emit(stream, { order: 1 })));
+    await waitFor(() => seen.length === 1, 'the traced entry');
+    expect(seen[0]).toEqual({ traceId: producer.traceId, nest: false });
   });
 });
