@@ -53,7 +53,14 @@ export const PREFILL_BATCH = 5_000;
  * Targets from issue 7: p99 ≤ 2 ms is the issue's latency target (Redis' own figure in STREAMS.md,
  * "Figures to beat", is 99.9 % within 2 ms; the table shows both percentiles).
  */
-export const TARGETS = { drainRatio: 0.6, p99Ms: 2, memoryRatio: 1.5 };
+/**
+ * Issue 15's restated targets: the reference is the hand-written loop in a process with NestJS
+ * loaded (what a Nest app's own loop would be), measured in the same run.
+ * - drainRatio: row 2 (and 2d) against the loop of row 1;
+ * - p99Ratio: the transport's p99 at 5,000/s against the NestJS-loaded loop's p99;
+ * - memoryRatio: the transport's peak RSS draining 1M entries against that loop's peak.
+ */
+export const TARGETS = { drainRatio: 0.75, p99Ratio: 1.2, memoryRatio: 1.1 };
 
 /**
  * The defaults set (issue 15): this transport with no tuning options, concurrency 1 with each

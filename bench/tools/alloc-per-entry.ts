@@ -1,5 +1,5 @@
 // Bytes allocated per entry while a consumer drains a pre-filled stream, and by whom.
-//   node dist/bench/tools/alloc-per-entry.js [--entries=100000] [--warmup=20000] [--raw | --direct] [--top=25]
+//   node dist/bench/tools/alloc-per-entry.js [--entries=100000] [--warmup=20000] [--raw | --direct | --batch] [--top=25]
 //   (after `npm run bench -- --only=none` or the two tsc builds bench/run.mjs runs)
 //
 // Method: V8's sampling heap profiler (HeapProfiler.startSampling through node:inspector) with
@@ -14,7 +14,8 @@
 // 64 and prefetchCount 500. Sampling starts once `--warmup` entries are acked (optimised code, a
 // steady heap) and stops when `--entries` more are; the figure is the estimate / entries acked in
 // between. `--raw` measures the hand-written loop of row 1 instead, in this same process (NestJS
-// loaded), as the reference; `--direct` the transport with `server.useDirectHandlers(app)`.
+// loaded), as the reference; `--direct` the transport with `server.useDirectHandlers(app)`;
+// `--batch` a no-op batch handler as row 11 runs it (maxSize 500, maxWaitMs 20, other options default).
 import 'reflect-metadata';
 import { Session } from 'node:inspector';
 import { Controller, Module } from '@nestjs/common';
@@ -41,6 +42,7 @@ const WARMUP = arg('warmup', 20_000);
 const TOP = arg('top', 25);
 const RAW = process.argv.includes('--raw');
 const DIRECT = process.argv.includes('--direct');
+const BATCH = process.argv.includes('--batch');
 const STREAM = 'alloc:drain';
 const GROUP = 'alloc';
 const SAMPLING_INTERVAL = 4_096;
@@ -100,17 +102,28 @@ class AllocHandlers {
 @Module({ controllers: [AllocHandlers] })
 class AllocModule {}
 
+@Controller()
+class AllocBatchHandlers {
+  @EventPattern(STREAM, { batch: { maxSize: 500, maxWaitMs: 20 } })
+  handle(@Payload() data: unknown[]): void {
+    if (data.length === 0) throw new Error('no payload');
+  }
+}
+
+@Module({ controllers: [AllocBatchHandlers] })
+class AllocBatchModule {}
+
 async function runTransport(url: string): Promise<() => Promise<void>> {
+  const throughput = { concurrency: THROUGHPUT_SETTINGS.concurrency, prefetchCount: THROUGHPUT_SETTINGS.prefetchCount };
   const server = new RedisStreamsServer({
     connection: url,
     consumer: 'alloc',
     group: GROUP,
-    concurrency: THROUGHPUT_SETTINGS.concurrency,
-    prefetchCount: THROUGHPUT_SETTINGS.prefetchCount,
     startId: '0',
+    ...(BATCH ? {} : throughput),
   });
   server.events.on('acked', ({ count }) => window.count(count));
-  const app = await NestFactory.createMicroservice(AllocModule, { strategy: server, logger: false });
+  const app = await NestFactory.createMicroservice(BATCH ? AllocBatchModule : AllocModule, { strategy: server, logger: false });
   if (DIRECT) server.useDirectHandlers(app);
   await app.listen();
   return () => app.close();
@@ -190,7 +203,7 @@ async function main(): Promise<void> {
     const { profile, entries } = await window.result();
     const { total, byPackage, byFunction } = breakdown(profile.head);
     console.log(
-      `${RAW ? 'hand-written loop' : DIRECT ? 'transport, direct handlers' : 'transport'}: ${(total / entries / 1024).toFixed(2)} KB allocated per entry ` +
+      `${RAW ? 'hand-written loop' : DIRECT ? 'transport, direct handlers' : BATCH ? 'transport, batch handler' : 'transport'}: ${(total / entries / 1024).toFixed(2)} KB allocated per entry ` +
         `(${entries} entries after ${WARMUP} warm-up, sampling every ${SAMPLING_INTERVAL} B, collected objects included)`,
     );
     console.log('\nBy package (builtins charged to their caller):');
