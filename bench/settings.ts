@@ -25,8 +25,11 @@ export const SLEEP_RUNS = [
 ];
 export const SLEEP_MS = 1;
 
-/** Paced load for the latency rows; the warm-up second is sent but not measured (JIT, pools). */
-export const LATENCY = { rate: 5_000, seconds: 10, warmupSeconds: 1 };
+/**
+ * Paced load for the latency rows; the warm-up second is sent but not measured (JIT, pools). The
+ * variants alternate for `rounds` rounds; each row is the round with its median p99.
+ */
+export const LATENCY = { rate: 5_000, seconds: 10, warmupSeconds: 1, rounds: 3 };
 
 /** Producer rows: entries written, and how many `emit` callers wait at once. */
 export const PRODUCER = { entries: 100_000, inFlight: 100 };

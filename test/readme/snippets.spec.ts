@@ -25,6 +25,8 @@ const FIXTURES: Array<[string, string]> = [
       'export class AppModule {}',
     ].join('\n'),
   ],
+  // The direct handlers' main.ts mounts the same module as the standalone one.
+  ['direct/app.module.ts', "export { AppModule } from '../standalone/app.module.js';\n"],
   // The README's module lists `BillingHandler`: here it is the slow handler.
   ['hybrid/billing.handler.ts', "export { SlowHandler as BillingHandler } from '../slow-handler.js';\n"],
 ];

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { CustomTransportStrategy, type MessageHandler, Server, type Transport } from '@nestjs/microservices';
+import { type BaseRpcContext, CustomTransportStrategy, type MessageHandler, Server, type Transport } from '@nestjs/microservices';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import type { Redis } from 'ioredis';
 import { isObservable, lastValueFrom, throwError } from 'rxjs';
@@ -355,10 +355,27 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     const handler = this.directHandlers.get(sub.handler) ?? sub.handler;
     // A direct handler may return a plain value: the dispatcher settles that without a promise.
     if (!this.hooksInstalled) return handler(entry.data, ctx) as Promise<unknown>;
+    return this.betweenProcessingHooks(ctx, () => handler(entry.data, ctx));
+  }
+
+  /**
+   * Calls a batch handler with its payloads (`@Payload()`) and batch context (`@Ctx()`), between
+   * Nest's processing hooks when someone installed them. Batches are events only (validated).
+   */
+  private invokeBatch(sub: StreamSubscription, payloads: unknown[], ctx: RedisStreamsBatchContext): Promise<unknown> {
+    if (!this.hooksInstalled) return sub.handler(payloads, ctx);
+    return this.betweenProcessingHooks(ctx, () => sub.handler(payloads, ctx));
+  }
+
+  /**
+   * Runs a handler call between Nest's processing hooks (someone installed them): resolves once
+   * the handler, and the Observable it may return, completed; the end hook runs exactly once.
+   */
+  private betweenProcessingHooks(ctx: BaseRpcContext, call: () => unknown): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const started = this.runWithProcessingHooks(ctx, async (runEndHook) => {
         try {
-          const result = await handler(entry.data, ctx);
+          const result = await call();
           if (isObservable(result)) await lastValueFrom(result.pipe(finalize(runEndHook)), { defaultValue: undefined });
           else runEndHook();
           resolve();
@@ -368,28 +385,6 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
         }
       }) as unknown;
       // The hook chain rethrows what we already reported through reject().
-      if (started instanceof Promise) started.catch(() => undefined);
-    });
-  }
-
-  /**
-   * Calls a batch handler with its payloads (`@Payload()`) and batch context (`@Ctx()`), between
-   * Nest's processing hooks when someone installed them. Batches are events only (validated).
-   */
-  private invokeBatch(sub: StreamSubscription, payloads: unknown[], ctx: RedisStreamsBatchContext): Promise<unknown> {
-    if (!this.hooksInstalled) return sub.handler(payloads, ctx);
-    return new Promise<void>((resolve, reject) => {
-      const started = this.runWithProcessingHooks(ctx, async (runEndHook) => {
-        try {
-          const result = await sub.handler(payloads, ctx);
-          if (isObservable(result)) await lastValueFrom(result.pipe(finalize(runEndHook)), { defaultValue: undefined });
-          else runEndHook();
-          resolve();
-        } catch (err) {
-          reject(err);
-          throw err;
-        }
-      }) as unknown;
       if (started instanceof Promise) started.catch(() => undefined);
     });
   }

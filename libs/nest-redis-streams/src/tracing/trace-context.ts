@@ -1,6 +1,7 @@
-import { otelApi, tracingConfigured } from './otel-api.js';
+import { type OtelApi, type OtelSpan, otelApi, tracingConfigured } from './otel-api.js';
 
-const TRACER = 'nest-redis-streams';
+/** The tracer every span of this library is started with. */
+export const TRACER = 'nest-redis-streams';
 
 /** True when handlers should run in consumer spans (OpenTelemetry installed and configured). */
 export function tracingEnabled(): boolean {
@@ -42,15 +43,20 @@ export function runInTraceContext<T>(
       'messaging.message.id': attributes.entryId,
     },
   };
-  return api.trace.getTracer(TRACER).startActiveSpan(`${attributes.stream} process`, options, parent, async (span) => {
-    try {
-      return await handler();
-    } catch (err) {
-      span.recordException(err);
-      span.setStatus({ code: api.SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
+  return api.trace
+    .getTracer(TRACER)
+    .startActiveSpan(`${attributes.stream} process`, options, parent, (span) => endSpanAfter(api, span, handler));
+}
+
+/** Runs the handler and ends its span with the outcome: a failure is recorded on it, then rethrown. */
+export async function endSpanAfter<T>(api: OtelApi, span: OtelSpan, handler: () => Promise<T>): Promise<T> {
+  try {
+    return await handler();
+  } catch (err) {
+    span.recordException(err);
+    span.setStatus({ code: api.SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+    throw err;
+  } finally {
+    span.end();
+  }
 }

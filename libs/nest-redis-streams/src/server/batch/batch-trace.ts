@@ -1,6 +1,5 @@
 import { otelApi, type OtelSpan, tracingConfigured } from '../../tracing/otel-api.js';
-
-const TRACER = 'nest-redis-streams';
+import { endSpanAfter, TRACER } from '../../tracing/trace-context.js';
 
 /** The parts of `@opentelemetry/api` a batch span needs beyond those of a single entry's span. */
 interface LinkingApi {
@@ -41,15 +40,7 @@ export function runBatchInTraceContext<T>(
       'messaging.batch.message_count': headers.length,
     },
   };
-  return trace.getTracer(TRACER).startActiveSpan(`${attributes.stream} process`, options, async (span) => {
-    try {
-      return await handler();
-    } catch (err) {
-      span.recordException(err);
-      span.setStatus({ code: api.SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
+  return trace
+    .getTracer(TRACER)
+    .startActiveSpan(`${attributes.stream} process`, options, (span) => endSpanAfter(api, span, handler));
 }
