@@ -8,7 +8,7 @@ export const SERVER_DEFAULTS = {
   startId: '0',
   concurrency: 1,
   // Read-ahead: one XREADGROUP fetches up to 64 entries while handlers still run one at a time
-  // and in stream order; measured 8-12x the throughput of one round trip per entry (BENCHMARKS.md,
+  // and in stream order; measured 6-9x the throughput of one round trip per entry (BENCHMARKS.md,
   // row 9). Raised to `concurrency` when that is larger.
   prefetchCount: 64,
   ackMode: 'auto' as AckMode,
