@@ -4,6 +4,11 @@ import { compareEntryIds } from '../../libs/nest-redis-streams/src/trim/stream-i
 import { trimAuditFieldArgs } from '../../libs/nest-redis-streams/src/recovery/trim-audit.js';
 import { fieldsToObject, redisUrl, unique } from '../support/helpers.js';
 
+// CommonJS helper shared with the scripts: a private redis-server that can be restarted on its AOF.
+const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {
+  startRedis(options?: { appendfsync?: string }): Promise<{ url: string; restart(): Promise<void>; stop(): Promise<void> }>;
+};
+
 // Each Lua script run directly against the test redis-server, in the manner of BullMQ's script
 // tests: entries owned by the caller, owned by another consumer, not pending, pending with their
 // payload deleted, and more ids than one page (1000) of the scripts' inner loops.
@@ -300,6 +305,33 @@ describe('Lua scripts against Redis', () => {
       expect(await audit(s)).toBe(0);
       expect(await audit(s)).toBe(0);
       expect(await redis.exists(s.dlq)).toBe(0);
+    });
+
+    it('starts over after a restart that reset entries-read before any round saw the old value (new run_id)', async () => {
+      const own = await startRedis({ appendfsync: 'always' });
+      const connect = () => withStreamScripts(new Redis(own.url));
+      let client = connect();
+      try {
+        const stream = unique('audit-restart');
+        const [dlq, auditKey] = [`${stream}:dlq`, `{${stream}}:trim-audit`];
+        const run = () => client.nrsAuditTrimLoss(stream, dlq, auditKey, auditKey, GROUP, 'me', 1, ...trimAuditFieldArgs);
+        await client.xgroup('CREATE', stream, GROUP, '0', 'MKSTREAM', 'ENTRIESREAD', 0);
+        expect(await run()).toBe(0); // the last round before the restart saw entries-read 0
+        for (let i = 0; i < 20; i++) await client.xadd(stream, '*', 'i', String(i));
+        await client.xreadgroup('GROUP', GROUP, 'me', 'COUNT', 100, 'STREAMS', stream, '>');
+        client.disconnect();
+        await own.restart(); // SIGKILL, then the same AOF reloaded
+        client = connect();
+        const [group] = (await client.xinfo('GROUPS', stream)) as unknown[][];
+        // What this test is about: the reload left entries-read below the 20 entries read.
+        expect(Number(group[group.indexOf('entries-read') + 1])).toBeLessThan(20);
+        expect(await run()).toBe(0);
+        expect(await run()).toBe(0);
+        expect(await client.exists(dlq)).toBe(0);
+      } finally {
+        client.disconnect();
+        await own.stop();
+      }
     });
 
     it('starts from the current count when the old hash (beside the dead-letter stream) audited the group', async () => {

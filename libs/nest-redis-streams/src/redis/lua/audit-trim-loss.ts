@@ -4,8 +4,9 @@
  * KEYS[1] stream
  * KEYS[2] dead-letter stream (the tombstone goes there)
  * KEYS[3] audit hash of the stream (`trimAuditKey`), fields per group: `<group>` lost entries
- *         reported so far, `<group>:read` entries-read at the last round, `<group>:rebase` set
- *         while the counters must start over
+ *         reported so far, `<group>:read` entries-read at the last round, `<group>:run` the
+ *         server's run_id at the last round, `<group>:rebase` set while the counters must start
+ *         over
  * KEYS[4] audit hash of earlier versions (beside the dead-letter stream), read only; KEYS[3]
  *         again when there is none to read
  * ARGV[1] group, ARGV[2] consumer (named in the tombstone), ARGV[3] now (ms), ARGV[4..12] the
@@ -49,6 +50,16 @@ end
 -- Redis resets entries-read when it reloads the AOF: the counters start over, and so must the
 -- audit (rebase on the next countable round) instead of reporting everything read before.
 if read < tonumber(remembered or '-1') then redis.call('HSET', KEYS[3], rebaseKey, '1') end
+-- A restart can reset it before any round saw the old value (entries read and the process
+-- killed between two rounds): a new run_id means the counters may have started over, so the
+-- audit rebases as for a reset it saw.
+local runKey = ARGV[1] .. ':run'
+local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
+local lastRun = redis.call('HGET', KEYS[3], runKey)
+if runId and lastRun ~= runId then
+  if lastRun then redis.call('HSET', KEYS[3], rebaseKey, '1') end
+  redis.call('HSET', KEYS[3], runKey, runId)
+end
 redis.call('HSET', KEYS[3], readKey, read)
 local delivered = field(group, 'last-delivered-id')
 local length = tonumber(field(info, 'length'))
