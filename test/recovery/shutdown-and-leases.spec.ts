@@ -2,7 +2,12 @@ import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern } from '@nestjs/microservices';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { RedisStreamsContext, RedisStreamsHealthIndicator } from 'nest-redis-streams';
-import { pendingCount, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
+import { pendingCount, redisClient, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
+
+// CommonJS helper shared with the scripts: a private redis-server whose process a test can stop.
+const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {
+  startRedis(options?: { appendonly?: boolean }): Promise<{ url: string; child: { pid: number }; stop(): Promise<void> }>;
+};
 
 jest.setTimeout(30_000);
 
@@ -117,5 +122,39 @@ describe('shutdown and lease life', () => {
     const ready = await new RedisStreamsHealthIndicator(new HealthIndicatorService()).isReady('streams', a.server);
     expect(ready.streams.streams[0].oldestRunningMs).toBeGreaterThan(500);
     await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'B to ack it');
+  });
+
+  it('close() ends even when Redis stops answering: past shutdownTimeoutMs plus a grace period the connections are dropped', async () => {
+    const own = await startRedis({ appendonly: false });
+    const stream = unique('close-stuck');
+    let finish!: () => void;
+    const running = new Promise<void>((resolve) => (finish = resolve));
+    let started = false;
+    @Controller()
+    class Slow {
+      @EventPattern(stream)
+      async handle() {
+        started = true;
+        await running;
+      }
+    }
+    const { app } = await startMicroservice([Slow], { connection: own.url, shutdownTimeoutMs: 300 });
+    try {
+      const direct = redisClient(own.url);
+      await direct.xadd(stream, '*', 'n', '1');
+      await waitFor(() => started, 'the handler to start');
+      direct.disconnect();
+      // The server process stops answering (a node lost mid-failover): nothing Redis is asked returns.
+      process.kill(own.child.pid, 'SIGSTOP');
+      finish();
+      let closed = false;
+      const closing = app.close().then(() => (closed = true));
+      // shutdownTimeoutMs (300 ms) + the 5 s grace period, then the connections are dropped.
+      await waitFor(() => closed, 'close() to end although Redis never answers', 15_000);
+      await closing;
+    } finally {
+      process.kill(own.child.pid, 'SIGCONT');
+      await own.stop();
+    }
   });
 });

@@ -22,6 +22,7 @@ import { probeRedisFeatures } from '../redis/redis-features.js';
 import { aclUserOf, withAclFix } from '../redis/acl-hint.js';
 import { tracingEnabled } from '../tracing/trace-context.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
+import { waitForSignal } from './wait-for-signal.js';
 import { ConsumerScheduler } from './consumer-scheduler.js';
 import { type DirectHandler, findDirectHandlers } from './direct-handlers.js';
 import { startOwnership } from './exclusive-ownership.js';
@@ -36,6 +37,9 @@ import { SERVER_MESSAGES } from './server.messages.js';
 
 /** Upper bound of reply entries kept in a client's reply stream. */
 const REPLY_STREAM_MAXLEN = 10_000;
+
+/** Past shutdownTimeoutMs, how long a shutdown may still take before its connections are dropped. */
+const SHUTDOWN_GRACE_MS = 5_000;
 
 /**
  * Nest transport strategy for Redis Streams consumer groups. Every `@EventPattern(stream)` or
@@ -194,8 +198,31 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
 
   /** Stops reading, waits for running handlers (up to shutdownTimeoutMs), acks, disconnects. */
   close(): Promise<void> {
-    this.closing ??= this.shutdown();
+    this.closing ??= this.shutdownWithin();
     return this.closing;
+  }
+
+  /**
+   * A shutdown must end even when Redis never answers (a node that died in a failover, with
+   * `maxRetriesPerRequest: null` a command waits for it for ever): past shutdownTimeoutMs plus a
+   * grace period every connection is dropped, which fails whatever still waits on Redis. Nothing
+   * is lost by giving up: entries not acked stay pending and are delivered again.
+   */
+  private async shutdownWithin(): Promise<void> {
+    const graceful = this.shutdown();
+    const limitMs = this.options.shutdownTimeoutMs + SHUTDOWN_GRACE_MS;
+    let finished = false;
+    const settled = graceful.then(
+      () => (finished = true),
+      () => (finished = true),
+    );
+    await waitForSignal((resolve) => void settled.then(resolve), limitMs);
+    if (finished) return graceful;
+    this.logger.error(SERVER_MESSAGES.shutdownStuck(limitMs));
+    for (const reader of this.readers) reader.disconnect();
+    this.commands?.disconnect();
+    await waitForSignal((resolve) => void settled.then(resolve), SHUTDOWN_GRACE_MS);
+    this._status$.next(RedisStreamsStatus.DISCONNECTED);
   }
 
   private buildSubscriptions(): StreamSubscription[] {

@@ -1,5 +1,8 @@
 /** Log lines and errors of the consumer pipeline: full sentences naming the stream, the entry and the fix. */
 export const SERVER_MESSAGES = {
+  shutdownStuck: (limitMs: number) =>
+    `Shutdown did not finish within ${limitMs} ms (shutdownTimeoutMs plus a grace period): Redis did not answer. ` +
+    'Its connections were dropped; entries not acked stay pending and are delivered again.',
   badOwnership: (value: unknown, where: string) =>
     `Option "ownership" must be "shared" or "exclusive"${where}, got ${JSON.stringify(value)}.`,
   badOwnershipLease: (value: unknown, min: number, where: string) =>
