@@ -6,7 +6,7 @@ const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { RedisProcess, ensureRedisServer, freePort } = require('./redis-process.cjs');
+const { RedisProcess, ensureRedisServer, startOnFreePort } = require('./redis-process.cjs');
 
 function cli(port, ...args) {
   const res = spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
@@ -67,16 +67,17 @@ async function startCluster({ masters = 3, replicas = 1, appendfsync = 'always' 
   ensureRedisServer();
   const nodes = [];
   for (let i = 0; i < masters * (1 + replicas); i++) {
-    const port = await freePort();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nrs-cluster-'));
-    const node = new RedisProcess({
-      port,
-      dir,
-      appendonly: true,
-      appendfsync,
-      extraArgs: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000'],
-    });
-    await node.start();
+    const node = await startOnFreePort(
+      (port) =>
+        new RedisProcess({
+          port,
+          dir,
+          appendonly: true,
+          appendfsync,
+          extraArgs: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000'],
+        }),
+    );
     nodes.push(node);
   }
   const created = spawnSync(

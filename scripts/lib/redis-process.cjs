@@ -145,12 +145,28 @@ class RedisProcess {
   }
 }
 
+/**
+ * Starts a redis-server made by `make(port)` on a port that was free a moment ago. Another
+ * process (a parallel test worker) can take that port, or a cluster node's bus port (port +
+ * 10000), before redis-server binds it; then it exits at start, and another free port is tried.
+ */
+async function startOnFreePort(make, attempts = 5) {
+  for (let attempt = 1; ; attempt++) {
+    const node = make(await freePort());
+    try {
+      return await node.start();
+    } catch (err) {
+      if (attempt >= attempts || !/exited at start/.test(String(err && err.message))) throw err;
+    }
+  }
+}
+
 /** Starts a private redis-server on a free loopback port. */
 async function startRedis(options = {}) {
   ensureRedisServer(options);
-  const port = options.port || (await freePort());
   const dir = options.dir || fs.mkdtempSync(path.join(os.tmpdir(), 'nrs-redis-'));
-  return new RedisProcess({ ...options, port, dir }).start();
+  if (options.port) return new RedisProcess({ ...options, dir }).start();
+  return startOnFreePort((port) => new RedisProcess({ ...options, port, dir }));
 }
 
-module.exports = { startRedis, ensureRedisServer, freePort, RedisProcess, INSTALL_HINT };
+module.exports = { startRedis, startOnFreePort, ensureRedisServer, freePort, RedisProcess, INSTALL_HINT };
