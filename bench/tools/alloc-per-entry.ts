@@ -1,5 +1,6 @@
 // Bytes allocated per entry while a consumer drains a pre-filled stream, and by whom.
 //   node dist/bench/tools/alloc-per-entry.js [--entries=100000] [--warmup=20000] [--raw | --direct | --batch] [--top=25]
+//     [--paced=5000]
 //   (after `npm run bench -- --only=none` or the two tsc builds bench/run.mjs runs)
 //
 // Method: V8's sampling heap profiler (HeapProfiler.startSampling through node:inspector) with
@@ -16,6 +17,9 @@
 // between. `--raw` measures the hand-written loop of row 1 instead, in this same process (NestJS
 // loaded), as the reference; `--direct` the transport with `server.useDirectHandlers(app)`;
 // `--batch` a no-op batch handler as row 11 runs it (maxSize 500, maxWaitMs 20, other options default).
+// `--paced=N` feeds the consumer from the latency row's paced producer at N entries/s instead of a
+// pre-filled backlog: reads then return a few entries each, so what a read, an ack flush and a
+// promise chain cost per round trip is spread over a few entries, as in the latency row.
 import 'reflect-metadata';
 import { Session } from 'node:inspector';
 import { Controller, Module } from '@nestjs/common';
@@ -23,6 +27,7 @@ import { NestFactory } from '@nestjs/core';
 import { EventPattern, Payload } from '@nestjs/microservices';
 import { Redis } from 'ioredis';
 import { RedisStreamsServer } from 'nest-redis-streams';
+import { BenchChild } from '../support/bench-child.js';
 import { prefill } from '../support/prefill.js';
 import { startPrivateRedis } from '../support/redis.js';
 import { RAW_READ_COUNT, THROUGHPUT_SETTINGS } from '../settings.js';
@@ -43,6 +48,9 @@ const TOP = arg('top', 25);
 const RAW = process.argv.includes('--raw');
 const DIRECT = process.argv.includes('--direct');
 const BATCH = process.argv.includes('--batch');
+const PACED = arg('paced', 0);
+/** Only what is still alive when sampling stops: who holds on to objects (the GC's survivors). */
+const RETAINED = process.argv.includes('--retained');
 const STREAM = 'alloc:drain';
 const GROUP = 'alloc';
 const SAMPLING_INTERVAL = 4_096;
@@ -78,8 +86,8 @@ class Window {
       // Synchronous in effect: the session dispatches the command before post() returns.
       void post('HeapProfiler.startSampling', {
         samplingInterval: SAMPLING_INTERVAL,
-        includeObjectsCollectedByMajorGC: true,
-        includeObjectsCollectedByMinorGC: true,
+        includeObjectsCollectedByMajorGC: !RETAINED,
+        includeObjectsCollectedByMinorGC: !RETAINED,
       });
     } else if (this.startedAt >= 0 && this.acked - this.startedAt >= ENTRIES) {
       const entries = this.acked - this.startedAt;
@@ -132,14 +140,29 @@ async function runTransport(url: string): Promise<() => Promise<void>> {
 /** Row 1's loop: XREADGROUP COUNT 500, JSON.parse of each entry's data, one XACK per batch. */
 async function runRaw(url: string): Promise<() => Promise<void>> {
   const redis = new Redis(url);
-  await redis.xgroup('CREATE', STREAM, GROUP, '0');
+  await redis.xgroup('CREATE', STREAM, GROUP, '0', 'MKSTREAM');
   let stopped = false;
+  // Paced: a blocking read, as the latency row's loop does; a backlog: read until it is empty.
+  const block: (string | number)[] = PACED > 0 ? ['BLOCK', 1_000] : [];
   const loop = (async () => {
     while (!stopped) {
-      const reply = (await redis.xreadgroup('GROUP', GROUP, 'raw', 'COUNT', RAW_READ_COUNT, 'STREAMS', STREAM, '>')) as
-        [string, [string, string[]][]][] | null;
+      const reply = (await redis.call(
+        'XREADGROUP',
+        'GROUP',
+        GROUP,
+        'raw',
+        'COUNT',
+        RAW_READ_COUNT,
+        ...block,
+        'STREAMS',
+        STREAM,
+        '>',
+      )) as [string, [string, string[]][]][] | null;
       const entries = reply?.[0]?.[1] ?? [];
-      if (entries.length === 0) break;
+      if (entries.length === 0) {
+        if (PACED > 0) continue;
+        break;
+      }
       const ids: string[] = [];
       for (const [id, fields] of entries) {
         for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === 'data') JSON.parse(fields[i + 1]);
@@ -198,13 +221,19 @@ async function main(): Promise<void> {
   const redisServer = await startPrivateRedis();
   let stop: (() => Promise<void>) | null = null;
   try {
-    await prefill(redisServer.url, STREAM, WARMUP + ENTRIES + 2 * THROUGHPUT_SETTINGS.prefetchCount);
+    const produced = WARMUP + ENTRIES + 2 * THROUGHPUT_SETTINGS.prefetchCount;
+    if (PACED === 0) await prefill(redisServer.url, STREAM, produced);
     stop = RAW ? await runRaw(redisServer.url) : await runTransport(redisServer.url);
+    const producer =
+      PACED > 0
+        ? await BenchChild.start('paced-producer', { REDIS_URL: redisServer.url, STREAM, RATE: PACED, TOTAL: produced })
+        : null;
     const { profile, entries } = await window.result();
+    await producer?.stop();
     const { total, byPackage, byFunction } = breakdown(profile.head);
     console.log(
       `${RAW ? 'hand-written loop' : DIRECT ? 'transport, direct handlers' : BATCH ? 'transport, batch handler' : 'transport'}: ${(total / entries / 1024).toFixed(2)} KB allocated per entry ` +
-        `(${entries} entries after ${WARMUP} warm-up, sampling every ${SAMPLING_INTERVAL} B, collected objects included)`,
+        `(${entries} entries after ${WARMUP} warm-up${PACED > 0 ? `, paced at ${PACED}/s` : ''}, sampling every ${SAMPLING_INTERVAL} B, collected objects included)`,
     );
     console.log('\nBy package (builtins charged to their caller):');
     print(byPackage, entries, 12);

@@ -9,6 +9,7 @@ import { DELETE_CONSUMER_IF_IDLE } from './lua/delete-consumer-if-idle.js';
 import { REPAIR_ENTRIES_READ } from './lua/repair-entries-read.js';
 import { READ_OWN_PENDING } from './lua/read-own-pending.js';
 import { fenced } from './lua/fence-check.js';
+import { LeanScript } from './lean-script.js';
 import { OWN_AUTOCLAIM, OWN_CLAIM, OWN_HEARTBEAT, OWN_READ, OWN_RELEASE } from './lua/ownership.js';
 
 /** Every id argument from `first` on, as a Lua list: what a refused fenced ack or claim reports as lost. */
@@ -156,28 +157,34 @@ export interface OwnershipScripts {
 
 export type ScriptedRedis = Redis & StreamScripts & FencedStreamScripts & OwnershipScripts;
 
-/** Registers the scripts on a connection (EVALSHA with EVAL fallback, handled by ioredis). */
+/** Each script once per process (its SHA1 is computed here), with its number of keys. */
+const SCRIPTS: Record<keyof (StreamScripts & FencedStreamScripts & OwnershipScripts), LeanScript<unknown>> = {
+  nrsClaimIfOwned: new LeanScript(CLAIM_IF_OWNED, 1),
+  nrsAckIfOwned: new LeanScript(ACK_IF_OWNED, 1),
+  nrsDeadLetterIfOwned: new LeanScript(DEAD_LETTER_IF_OWNED, 2),
+  nrsAuditTrimLoss: new LeanScript(AUDIT_TRIM_LOSS, 4),
+  nrsCreateGroup: new LeanScript(CREATE_GROUP, 1),
+  nrsRepairEntriesRead: new LeanScript(REPAIR_ENTRIES_READ, 1),
+  nrsClaimedEntries: new LeanScript(CLAIMED_ENTRIES, 1),
+  nrsReadOwnPending: new LeanScript(READ_OWN_PENDING, 1),
+  nrsDeleteConsumerIfIdle: new LeanScript(DELETE_CONSUMER_IF_IDLE, 1),
+  nrsClaimIfOwnedFenced: new LeanScript(fenced(CLAIM_IF_OWNED, `{${idsFrom(5)}, {}}`), 2),
+  nrsAckIfOwnedFenced: new LeanScript(fenced(ACK_IF_OWNED, idsFrom(5)), 2),
+  nrsDeadLetterIfOwnedFenced: new LeanScript(fenced(DEAD_LETTER_IF_OWNED, 'false'), 3),
+  nrsReplyFenced: new LeanScript(fenced("return redis.call('XADD', KEYS[1], unpack(ARGV))", 'false'), 2),
+  nrsOwnHeartbeat: new LeanScript(OWN_HEARTBEAT, 1),
+  nrsOwnClaim: new LeanScript(OWN_CLAIM, 1),
+  nrsOwnRelease: new LeanScript(OWN_RELEASE, 1),
+  nrsFencedRead: new LeanScript(OWN_READ, 2),
+  nrsFencedAutoClaim: new LeanScript(OWN_AUTOCLAIM, 2),
+};
+
+/**
+ * Adds the scripts to a connection as methods (EVALSHA, with EVAL when the server lacks the
+ * script). Not ioredis' defineCommand: see LeanScript for why.
+ */
 export function withStreamScripts(redis: Redis): ScriptedRedis {
-  redis.defineCommand('nrsClaimIfOwned', { numberOfKeys: 1, lua: CLAIM_IF_OWNED });
-  redis.defineCommand('nrsAckIfOwned', { numberOfKeys: 1, lua: ACK_IF_OWNED });
-  redis.defineCommand('nrsDeadLetterIfOwned', { numberOfKeys: 2, lua: DEAD_LETTER_IF_OWNED });
-  redis.defineCommand('nrsAuditTrimLoss', { numberOfKeys: 4, lua: AUDIT_TRIM_LOSS });
-  redis.defineCommand('nrsCreateGroup', { numberOfKeys: 1, lua: CREATE_GROUP });
-  redis.defineCommand('nrsRepairEntriesRead', { numberOfKeys: 1, lua: REPAIR_ENTRIES_READ });
-  redis.defineCommand('nrsClaimedEntries', { numberOfKeys: 1, lua: CLAIMED_ENTRIES });
-  redis.defineCommand('nrsReadOwnPending', { numberOfKeys: 1, lua: READ_OWN_PENDING });
-  redis.defineCommand('nrsDeleteConsumerIfIdle', { numberOfKeys: 1, lua: DELETE_CONSUMER_IF_IDLE });
-  redis.defineCommand('nrsClaimIfOwnedFenced', { numberOfKeys: 2, lua: fenced(CLAIM_IF_OWNED, `{${idsFrom(5)}, {}}`) });
-  redis.defineCommand('nrsAckIfOwnedFenced', { numberOfKeys: 2, lua: fenced(ACK_IF_OWNED, idsFrom(5)) });
-  redis.defineCommand('nrsDeadLetterIfOwnedFenced', { numberOfKeys: 3, lua: fenced(DEAD_LETTER_IF_OWNED, 'false') });
-  redis.defineCommand('nrsReplyFenced', {
-    numberOfKeys: 2,
-    lua: fenced("return redis.call('XADD', KEYS[1], unpack(ARGV))", 'false'),
-  });
-  redis.defineCommand('nrsOwnHeartbeat', { numberOfKeys: 1, lua: OWN_HEARTBEAT });
-  redis.defineCommand('nrsOwnClaim', { numberOfKeys: 1, lua: OWN_CLAIM });
-  redis.defineCommand('nrsOwnRelease', { numberOfKeys: 1, lua: OWN_RELEASE });
-  redis.defineCommand('nrsFencedRead', { numberOfKeys: 2, lua: OWN_READ });
-  redis.defineCommand('nrsFencedAutoClaim', { numberOfKeys: 2, lua: OWN_AUTOCLAIM });
+  const target = redis as unknown as Record<string, (...args: (string | number)[]) => Promise<unknown>>;
+  for (const [name, script] of Object.entries(SCRIPTS)) target[name] = (...args) => script.run(redis, args);
   return redis as ScriptedRedis;
 }
