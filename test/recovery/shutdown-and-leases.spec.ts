@@ -83,6 +83,9 @@ describe('shutdown and lease life', () => {
     expect(rows.map(([, owner]) => owner).sort()).toEqual(['ghost', 'pod-c', 'pod-c']);
     // Handed back: idle at least min-idle, so any consumer's next reclaim round takes them.
     for (const [, , idleMs] of rows) expect(Number(idleMs)).toBeGreaterThanOrEqual(100);
+    // And no longer held: a lease renewal running between the hand-back and the end of close()
+    // would otherwise claim them again and reset that idle time (seen once under a loaded suite).
+    expect(server.getConsumers().map((c) => c.heldCount)).toEqual([0]);
   });
 
   it('a handler past maxHandlerMs loses its lease: its signal fires, readiness shows its age, and another instance reclaims the entry', async () => {

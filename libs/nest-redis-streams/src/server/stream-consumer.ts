@@ -188,6 +188,9 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     if (this.running > 0) await waitForSignal((resolve) => (this.idle = resolve), timeoutMs);
     await this.acks.drain();
     const unfinished = [...this.held.values()];
+    // Handed back from here on: a lease renewal must not claim them again, which would undo the
+    // idle time the release sets and keep other consumers waiting a full min-idle for them.
+    for (const entry of unfinished) this.held.delete(entry.id);
     if (unfinished.length > 0) await this.parking.release(unfinished);
   }
 
