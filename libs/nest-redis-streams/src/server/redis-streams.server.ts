@@ -7,7 +7,6 @@ import { isObservable, lastValueFrom, throwError } from 'rxjs';
 import { finalize } from 'rxjs/operators';
 import { JsonCodec } from '../codec/json.codec.js';
 import type { DecodedEntry } from '../codec/envelope.js';
-import { encodeReply } from '../codec/reply.js';
 import type { RedisStreamsContext } from '../context/redis-streams.context.js';
 import type { RedisStreamsBatchContext } from '../context/redis-streams-batch.context.js';
 import { InvalidOptionsError } from '../errors/invalid-options.error.js';
@@ -27,16 +26,13 @@ import { ConsumerScheduler } from './consumer-scheduler.js';
 import { type DirectHandler, findDirectHandlers } from './direct-handlers.js';
 import { startOwnership } from './exclusive-ownership.js';
 import type { OwnershipCoordinator } from '../ownership/ownership-coordinator.js';
-import type { PartitionFence } from '../ownership/partition-fence.js';
 import { type ResolvedServerOptions, resolveHandlerOptions, resolveServerOptions } from './resolve-options.js';
 import { partitionStreams } from './partitions.js';
+import { type AnswerPacket, ReplyWriter } from './reply-writer.js';
 import { StreamConsumer } from './stream-consumer.js';
 import { streamNameOf } from './stream-pattern.js';
 import type { StreamSubscription } from './stream-subscription.js';
 import { SERVER_MESSAGES } from './server.messages.js';
-
-/** Upper bound of reply entries kept in a client's reply stream. */
-const REPLY_STREAM_MAXLEN = 10_000;
 
 /** Past shutdownTimeoutMs, how long a shutdown may still take before its connections are dropped. */
 const SHUTDOWN_GRACE_MS = 5_000;
@@ -75,7 +71,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
   /** Exclusive ownership: one coordinator per logical stream and group (none when shared). */
   private coordinators: OwnershipCoordinator[] = [];
   private closing: Promise<void> | null = null;
-  private readonly replySerializer = new JsonCodec();
+  private readonly replies: ReplyWriter;
   /** Whether anyone installed Nest's processing hooks (tracing); without them handlers run bare. */
   private hooksInstalled = false;
   /** The application handed to useDirectHandlers(), read once in listen(). */
@@ -95,6 +91,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       this.options = { ...(options as ResolvedServerOptions) };
     }
     this.initializeDeserializer(options);
+    this.replies = new ReplyWriter(() => this.commands!, isClusterConnection(this.options.connection), new JsonCodec());
   }
 
   /** Every stream consumer of this server (one per stream and group). */
@@ -422,14 +419,6 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     const correlationId = entry.correlationId!;
     return new Promise<void>((resolve) => {
       const fence = sub.options.exclusive ? this.consumers.find((c) => c.subscription === sub)?.fence : undefined;
-      const respond = async (packet: { response?: unknown; err?: unknown; isDisposed?: boolean }) => {
-        const fields = encodeReply({ correlationId, ...packet }, this.replySerializer);
-        // NOMKSTREAM: a reply to a client that closed (and deleted its stream) must not re-create it.
-        const args = ['NOMKSTREAM', 'MAXLEN', '~', REPLY_STREAM_MAXLEN, '*', ...fields] as const;
-        if (fence) await this.replyFenced(fence, replyTo, [...args]);
-        else await this.commands!.xadd(replyTo, ...args);
-        if (packet.isDisposed) resolve();
-      };
       const produce = async () => {
         try {
           return this.transformToObservable(await sub.handler(entry.data, ctx));
@@ -437,11 +426,14 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
           return throwError(() => err);
         }
       };
-      const reply = (packet: { response?: unknown; err?: unknown; isDisposed?: boolean }) =>
-        respond(packet).catch((err: Error) => {
-          this.logger.error(SERVER_MESSAGES.replyWriteFailed(replyTo, err.message));
-          if (packet.isDisposed) resolve();
-        });
+      // The request is settled (and acked) after its last packet, written or not.
+      const reply = (packet: AnswerPacket) =>
+        this.replies
+          .write(replyTo, correlationId, packet, fence)
+          .catch((err: Error) => this.logger.error(SERVER_MESSAGES.replyWriteFailed(replyTo, err.message)))
+          .then(() => {
+            if (packet.isDisposed) resolve();
+          });
       // Nest 12 runs requests between its processing hooks (tracing); Nest 11 has no
       // handleRequest, and its send() alone streams the replies.
       if (typeof (this as unknown as { handleRequest?: unknown }).handleRequest === 'function') {
@@ -450,22 +442,5 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
         void produce().then((response$) => this.send(response$, reply));
       }
     });
-  }
-
-  /**
-   * Exclusive ownership: a reply is written only while the request's partition is owned. On a
-   * single node the fence is checked in the XADD's own script; on a cluster the reply stream lives
-   * in another slot, so the local lease check is all there is.
-   */
-  private async replyFenced(fence: PartitionFence, replyTo: string, args: (string | number)[]): Promise<void> {
-    const generation = fence.generation;
-    const refused = () => new Error(SERVER_MESSAGES.replyFenced(replyTo));
-    if (generation === null || !fence.held) throw refused();
-    if (isClusterConnection(this.options.connection)) {
-      await this.commands!.xadd(replyTo, ...(args as [string]));
-      return;
-    }
-    const id = await this.commands!.nrsReplyFenced(replyTo, fence.ownerKey, fence.member, generation, ...args);
-    if (id === null) throw refused();
   }
 }
