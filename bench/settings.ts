@@ -37,6 +37,8 @@ export const PRODUCER = { entries: 100_000, inFlight: 100 };
 /** Memory row: the backlog drained, and how long the consumer idles before it is measured. */
 export const MEMORY = {
   entries: 1_000_000,
+  /** Consumers alternate this many times; each row is the round with that consumer's median peak. */
+  rounds: 3,
   idleMs: 3_000,
   sampleEveryMs: 25,
   /** The V8 flag of the informational row: a 4 MiB cap on each young-generation semi-space. */
