@@ -33,6 +33,10 @@ export class HeldEntry implements EntryControl {
   queuedAt = 0;
   /** Batch handlers: the running batch it is part of (null until its batch starts). */
   batch: BatchMembership | null = null;
+  /** Links of the consumer's held list (see HeldEntries): its list, and the neighbours in it. */
+  heldBy: object | null = null;
+  heldPrev: HeldEntry | null = null;
+  heldNext: HeldEntry | null = null;
   /** The manual ack in flight, shared by every `ctx.ack()` call of this entry. */
   ackInFlight: Promise<boolean> | null = null;
   private controller: AbortController | null = null;

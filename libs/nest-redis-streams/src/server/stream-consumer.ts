@@ -15,6 +15,7 @@ import { EntryDispatcher, logSafely } from './entry-dispatcher.js';
 import { FailureHandler } from './failure-handler.js';
 import { FifoQueue } from './fifo-queue.js';
 import { HeldEntry } from './held-entry.js';
+import { HeldEntries } from './held-entries.js';
 import type { RecoveryTarget } from '../recovery/recovery-target.interface.js';
 import { claimIfOwned } from '../ownership/fenced-writes.js';
 import type { OwnedPartition } from '../ownership/owned-partition.interface.js';
@@ -35,7 +36,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, OwnedPartition {
   /** Entries read and not yet settled, by id: running, waiting for a slot, or being acked. */
-  readonly held = new Map<string, HeldEntry>();
+  readonly held = new HeldEntries();
   /** Time of the last successful read (or empty read) of the loop: a liveness signal. */
   lastReadAt = 0;
   /**
@@ -190,7 +191,7 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     const unfinished = [...this.held.values()];
     // Handed back from here on: a lease renewal must not claim them again, which would undo the
     // idle time the release sets and keep other consumers waiting a full min-idle for them.
-    for (const entry of unfinished) this.held.delete(entry.id);
+    for (const entry of unfinished) this.held.remove(entry);
     if (unfinished.length > 0) await this.parking.release(unfinished);
   }
 
@@ -209,14 +210,17 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
    * reclaimed entry that only waited here for a slot when the process died spends nothing.
    */
   async acceptClaimed(ids: string[]): Promise<number> {
-    const fresh = ids.filter((id) => !this.held.has(id));
+    const heldIds = this.held.ids();
+    const fresh = ids.filter((id) => !heldIds.has(id));
     if (fresh.length === 0) return 0;
     const rows = await this.rt.commands.nrsClaimedEntries(this.stream, this.group, ...fresh);
     let accepted = 0;
+    // Read again: the read loop may have taken some of them while the script ran.
+    const heldNow = this.held.ids();
     for (const [id, deliveries, fields] of rows) {
       // 0: acked (or parked) by its previous owner between the claim and this read: not pending
       // any more, so running it would do the work twice.
-      if (Number(deliveries) === 0 || this.held.has(id)) continue;
+      if (Number(deliveries) === 0 || heldNow.has(id)) continue;
       const entry = new HeldEntry(id, fields, Number(deliveries), this);
       entry.countOnStart = true;
       this.accept(entry);
@@ -317,9 +321,10 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
           cursor = rows[rows.length - 1][0];
           // Finished here with the ack not yet answered: pending in Redis, but done.
           const acking = this.acks.unsent();
+          const heldIds = this.held.ids();
           for (const [id, deliveries, fields] of rows) {
             // Still running (or waiting) here after a reconnect: nothing to replay, nothing counted.
-            if (this.held.has(id) || acking.has(id)) continue;
+            if (heldIds.has(id) || acking.has(id)) continue;
             const entry = new HeldEntry(id, fields, Number(deliveries), this);
             entry.countOnStart = true;
             this.accept(entry);
@@ -372,7 +377,7 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
   }
 
   private accept(entry: HeldEntry): void {
-    this.held.set(entry.id, entry);
+    this.held.add(entry);
     // While stopping, an entry is only held: stop() hands it back for another consumer.
     if (this.stopping) return;
     if (this.batches) return this.batches.push(entry);
@@ -444,7 +449,7 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     if (outcome === 'lost' && !entry.lost) this.markLost(entry.id);
     entry.settled = true;
     this.running--;
-    if (this.held.get(entry.id) === entry) this.held.delete(entry.id);
+    this.held.remove(entry);
     entry.batch?.entrySettled();
     this.startWaiting();
     this.wake?.();
@@ -464,7 +469,7 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
       const { concurrency } = this.subscription.options;
       while (this.running < concurrency && this.waiting.size > 0 && !this.stopping && this.mayRead()) {
         const next = this.waiting.shift()!;
-        if (next.lost) this.held.delete(next.id);
+        if (next.lost) this.held.remove(next);
         else this.run(next);
       }
     } finally {
@@ -486,7 +491,7 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
 
   /** BatchHost: an entry lost while it waited for its batch is dropped, as startWaiting does. */
   forget(entry: HeldEntry): void {
-    if (this.held.get(entry.id) === entry) this.held.delete(entry.id);
+    this.held.remove(entry);
   }
 
   /**
@@ -543,7 +548,7 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     const unstarted = [...this.held.values()].filter((entry) => entry.startedAt === 0);
     this.waiting.clear();
     this.batches?.clear();
-    for (const entry of unstarted) this.held.delete(entry.id);
+    for (const entry of unstarted) this.held.remove(entry);
     if (unstarted.length > 0) await this.parking.release(unstarted);
     this.rt.logger.log(SERVER_MESSAGES.partitionsHandedOver(this.stream, this.group, unstarted.length));
   }
@@ -553,7 +558,7 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     this.waiting.clear();
     this.batches?.clear();
     for (const entry of [...this.held.values()]) {
-      if (entry.startedAt === 0) this.held.delete(entry.id);
+      if (entry.startedAt === 0) this.held.remove(entry);
       else entry.markLost();
     }
     this.wake?.();
