@@ -56,6 +56,17 @@ export class HeldEntries {
     return this.get(id) !== undefined;
   }
 
+  /** Removes and returns every entry `which` picks (all of them without it), in order. */
+  removeWhere(which: (entry: HeldEntry) => boolean = () => true): HeldEntry[] {
+    const removed: HeldEntry[] = [];
+    for (const entry of this.values()) {
+      if (!which(entry)) continue;
+      this.remove(entry);
+      removed.push(entry);
+    }
+    return removed;
+  }
+
   /** The ids held now, for filtering many ids at once. */
   ids(): Set<string> {
     const ids = new Set<string>();

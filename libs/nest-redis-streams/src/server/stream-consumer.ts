@@ -35,7 +35,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * entry is acknowledged only after its handler succeeded.
  */
 export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, OwnedPartition {
-  /** Entries read and not yet settled, by id: running, waiting for a slot, or being acked. */
+  /** Entries read and not yet settled: running, waiting for a slot, or being acked. */
   readonly held = new HeldEntries();
   /** Time of the last successful read (or empty read) of the loop: a liveness signal. */
   lastReadAt = 0;
@@ -188,10 +188,9 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     this.batches?.clear();
     if (this.running > 0) await waitForSignal((resolve) => (this.idle = resolve), timeoutMs);
     await this.acks.drain();
-    const unfinished = [...this.held.values()];
     // Handed back from here on: a lease renewal must not claim them again, which would undo the
     // idle time the release sets and keep other consumers waiting a full min-idle for them.
-    for (const entry of unfinished) this.held.remove(entry);
+    const unfinished = this.held.removeWhere();
     if (unfinished.length > 0) await this.parking.release(unfinished);
   }
 
@@ -545,10 +544,9 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     this.wake?.();
     if (this.running > 0) await waitForSignal((resolve) => (this.idle = resolve), this.subscription.options.maxHandlerMs);
     await this.acks.drain();
-    const unstarted = [...this.held.values()].filter((entry) => entry.startedAt === 0);
+    const unstarted = this.held.removeWhere((entry) => entry.startedAt === 0);
     this.waiting.clear();
     this.batches?.clear();
-    for (const entry of unstarted) this.held.remove(entry);
     if (unstarted.length > 0) await this.parking.release(unstarted);
     this.rt.logger.log(SERVER_MESSAGES.partitionsHandedOver(this.stream, this.group, unstarted.length));
   }
@@ -557,10 +555,8 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
   lost(): void {
     this.waiting.clear();
     this.batches?.clear();
-    for (const entry of [...this.held.values()]) {
-      if (entry.startedAt === 0) this.held.remove(entry);
-      else entry.markLost();
-    }
+    this.held.removeWhere((entry) => entry.startedAt === 0);
+    for (const entry of this.held.values()) entry.markLost();
     this.wake?.();
   }
 
