@@ -1,6 +1,6 @@
 // Bytes allocated per entry while a consumer drains a pre-filled stream, and by whom.
 //   node dist/bench/tools/alloc-per-entry.js [--entries=100000] [--warmup=20000] [--raw | --direct | --batch] [--top=25]
-//     [--paced=5000]
+//     [--paced=5000] [--retained | --promoted]
 //   (after `npm run bench -- --only=none` or the two tsc builds bench/run.mjs runs)
 //
 // Method: V8's sampling heap profiler (HeapProfiler.startSampling through node:inspector) with
@@ -51,6 +51,11 @@ const BATCH = process.argv.includes('--batch');
 const PACED = arg('paced', 0);
 /** Only what is still alive when sampling stops: who holds on to objects (the GC's survivors). */
 const RETAINED = process.argv.includes('--retained');
+/**
+ * Only what survived a scavenge (promoted to the old generation), dead or alive when sampling
+ * stops: the objects that grow the old generation and bring on mark-compacts.
+ */
+const PROMOTED = process.argv.includes('--promoted');
 const STREAM = 'alloc:drain';
 const GROUP = 'alloc';
 const SAMPLING_INTERVAL = 4_096;
@@ -87,7 +92,7 @@ class Window {
       void post('HeapProfiler.startSampling', {
         samplingInterval: SAMPLING_INTERVAL,
         includeObjectsCollectedByMajorGC: !RETAINED,
-        includeObjectsCollectedByMinorGC: !RETAINED,
+        includeObjectsCollectedByMinorGC: !RETAINED && !PROMOTED,
       });
     } else if (this.startedAt >= 0 && this.acked - this.startedAt >= ENTRIES) {
       const entries = this.acked - this.startedAt;
@@ -232,8 +237,8 @@ async function main(): Promise<void> {
     await producer?.stop();
     const { total, byPackage, byFunction } = breakdown(profile.head);
     console.log(
-      `${RAW ? 'hand-written loop' : DIRECT ? 'transport, direct handlers' : BATCH ? 'transport, batch handler' : 'transport'}: ${(total / entries / 1024).toFixed(2)} KB allocated per entry ` +
-        `(${entries} entries after ${WARMUP} warm-up${PACED > 0 ? `, paced at ${PACED}/s` : ''}, sampling every ${SAMPLING_INTERVAL} B, collected objects included)`,
+      `${RAW ? 'hand-written loop' : DIRECT ? 'transport, direct handlers' : BATCH ? 'transport, batch handler' : 'transport'}: ${(total / entries / 1024).toFixed(2)} KB ${RETAINED ? 'retained' : PROMOTED ? 'promoted' : 'allocated'} per entry ` +
+        `(${entries} entries after ${WARMUP} warm-up${PACED > 0 ? `, paced at ${PACED}/s` : ''}, sampling every ${SAMPLING_INTERVAL} B, ${RETAINED ? 'live objects only' : PROMOTED ? 'objects that survived a scavenge' : 'collected objects included'})`,
     );
     console.log('\nBy package (builtins charged to their caller):');
     print(byPackage, entries, 12);

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { type ReplyPacket, decodeReply } from '../codec/reply.js';
 import type { PayloadDeserializer } from '../interfaces/payload-codec.interface.js';
 import { isConnectionClosedError } from '../redis/errors.js';
-import type { XReadGroupReply } from '../redis/replies.js';
+import { type StreamEntryReply, type XReadGroupReply, takeRows } from '../redis/replies.js';
 import { nextStreamId } from '../trim/stream-id.js';
 import { REPLY_STREAM } from './client.constants.js';
 import { CLIENT_MESSAGES } from './client.messages.js';
@@ -85,10 +85,10 @@ export class ReplyReader {
           this.lastId,
         )) as XReadGroupReply;
         failures = 0;
-        const entries = reply?.[0]?.[1] ?? [];
-        if (entries.length === 0) continue;
+        const entries = reply?.[0]?.[1];
+        if (!entries || entries.length === 0) continue;
         this.lastId = entries[entries.length - 1][0];
-        for (const [id, fields] of entries) this.route(id, fields);
+        takeRows(entries, this.route);
         this.forget(this.lastId);
       } catch (err) {
         if (this.stopping && isConnectionClosedError(err)) break;
@@ -100,7 +100,7 @@ export class ReplyReader {
     }
   }
 
-  private route(id: string, fields: string[] | null): void {
+  private readonly route = ([id, fields]: StreamEntryReply): void => {
     if (!fields) return;
     let packet: ReplyPacket;
     try {
@@ -110,7 +110,7 @@ export class ReplyReader {
       return;
     }
     this.onReply(packet);
-  }
+  };
 
   /** Replies are read once: everything up to the last one read goes (exact MINID, a few entries). */
   private forget(lastReadId: string): void {

@@ -3,7 +3,7 @@ import type { EntryRef } from '../events/transport-events.js';
 import { explainAclError, isScriptPermissionError, scriptPermissionFix } from '../redis/acl-hint.js';
 import { CREATE_GROUP_COMMANDS } from '../redis/lua/create-group.js';
 import { isBusyGroupError, isNoGroupError } from '../redis/errors.js';
-import type { XReadGroupReply } from '../redis/replies.js';
+import { type StreamEntryReply, type XReadGroupReply, takeRows } from '../redis/replies.js';
 import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import { AckBatcher } from './ack-batcher.js';
 import { BatchDispatcher } from './batch/batch-dispatcher.js';
@@ -321,13 +321,13 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
           // Finished here with the ack not yet answered: pending in Redis, but done.
           const acking = this.acks.unsent();
           const heldIds = this.held.ids();
-          for (const [id, deliveries, fields] of rows) {
+          takeRows(rows, ([id, deliveries, fields]) => {
             // Still running (or waiting) here after a reconnect: nothing to replay, nothing counted.
-            if (heldIds.has(id) || acking.has(id)) continue;
+            if (heldIds.has(id) || acking.has(id)) return;
             const entry = new HeldEntry(id, fields, Number(deliveries), this);
             entry.countOnStart = true;
             this.accept(entry);
-          }
+          });
           continue;
         }
         if (this.partitionReader) {
@@ -348,8 +348,8 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
         )) as XReadGroupReply;
         failures = 0;
         this.lastReadAt = Date.now();
-        const entries = reply?.[0]?.[1] ?? [];
-        for (const [id, fields] of entries) this.accept(new HeldEntry(id, fields, 1, this));
+        const entries = reply?.[0]?.[1];
+        if (entries) takeRows(entries, this.acceptRead);
       } catch (err) {
         // Closing the reader is how stop() interrupts a blocking read; whatever it throws then
         // (single node or cluster wording) is the end of the loop, not a fault.
@@ -374,6 +374,9 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     this.rt.logger.error(SERVER_MESSAGES.readFailed(this.stream, this.group, explainAclError(err, this.rt.aclUser), delay));
     await sleep(delay);
   }
+
+  /** An entry read for the first time (its delivery was counted by the read). */
+  private readonly acceptRead = (row: StreamEntryReply): void => this.accept(new HeldEntry(row[0], row[1], 1, this));
 
   private accept(entry: HeldEntry): void {
     this.held.add(entry);
@@ -523,8 +526,8 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     if (read === 'not-held') return;
     this.lastReadAt = Date.now();
     if (read === 'refused') return this.waitForOwnership(); // the coordinator finds out why
-    for (const [id, fields] of read.entries) this.accept(new HeldEntry(id, fields, 1, this));
-    if (read.entries.length === 0) await reader.waitForNew(read.lastId);
+    if (read.entries.length === 0) return reader.waitForNew(read.lastId);
+    takeRows(read.entries, this.acceptRead);
   }
 
   /** OwnedPartition: a new generation was granted. */
