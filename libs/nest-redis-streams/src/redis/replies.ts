@@ -13,7 +13,7 @@ export type XReadGroupReply = Array<[stream: string, entries: StreamEntryReply[]
  * optimises it, its suspended frame keeps pointing at the last reply it read. That frame is in the
  * old generation, so the reply survives young-generation collections and gets promoted with every
  * entry's strings in it, long after the entries were handled: over a 1,000,000-entry drain,
- * 143-267 MiB promoted and a peak RSS of 184-197 MiB, against 15 MiB and 136-138 MiB with the
+ * 143-267 MiB promoted and a peak RSS of 184-197 MiB, against 15 MiB and 140-150 MiB with the
  * list emptied (BENCHMARKS.md, "Memory"). An emptied list leaves the frame holding nothing.
  */
 export function takeRows<T>(rows: T[], take: (row: T) => void): void {
