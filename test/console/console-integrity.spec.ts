@@ -210,7 +210,7 @@ describe('console audit integrity, bounds and served streams (real Redis)', () =
     expect((await c.get(`entries?${q({ stream })}`)).body.items.map((e: { id: string }) => e.id)).toEqual(ids);
     expect((await c.get(`dead-letters?${q({ stream })}`)).body.items.map((d: { id: string }) => d.id)).toEqual([letter]);
     const body = { group: 'g', consumer: 'c2', from: 'c1', to: 'c2', all: true, force: true };
-    const reads = ['pending', 'entries', 'entry', 'consumers', 'ownership', 'dead-letters', 'cursor-preview'];
+    const reads = ['entries', 'pending', 'entry', 'consumers', 'ownership', 'dead-letters', 'cursor-preview'];
     const writes = [
       'ack',
       'claim',
