@@ -165,39 +165,62 @@ describe('console audit integrity, bounds and served streams (real Redis)', () =
     expect((await c.get(`ownership?${q({ stream, group: 'g', partitions: 1024 })}`)).status).toBe(200);
   });
 
-  it('stops a long read when the client leaves: an aborted ownership read of 1,024 partitions sends no HMGET', async () => {
-    const { port, admin } = await privateRedis();
-    const gate = await startRedisGate(port);
-    closers.push(() => gate.close());
-    const stream = unique('integrity-abort');
-    await admin.xgroup('CREATE', stream, 'g', '$', 'MKSTREAM');
-    let inFlight: IncomingMessage | null = null;
-    const guard = (req: unknown) => {
-      if ((req as IncomingMessage).url?.includes('partitions=1024') && !inFlight) inFlight = req as IncomingMessage;
-      return true;
-    };
-    const c = await start({ connection: gate.url, streams: [stream], auditStream: unique('audit'), guard });
-    closers.push(async () => gate.release());
-    await c.get('session');
-    await admin.config('RESETSTAT');
+  it.each([
+    ['Express', false],
+    ['Fastify', true],
+  ])(
+    'stops a long read when the client leaves (%s): an aborted ownership read of 1,024 partitions sends no HMGET',
+    async (_adapter, fastify) => {
+      const { port, admin } = await privateRedis();
+      const gate = await startRedisGate(port);
+      closers.push(() => gate.close());
+      const stream = unique('integrity-abort');
+      await admin.xgroup('CREATE', stream, 'g', '$', 'MKSTREAM');
+      const long = `ownership?${q({ stream, group: 'g', partitions: 1024 })}`;
+      let reached = false;
+      const guard = (req: unknown) => {
+        if ((req as { url?: string }).url?.endsWith(long)) reached = true;
+        return true;
+      };
+      const c = await start({ connection: gate.url, streams: [stream], auditStream: unique('audit'), guard }, { fastify });
+      closers.push(async () => gate.release());
+      let response: ServerResponse | null = null;
+      c.app.getHttpServer().on('request', (req: IncomingMessage, res: ServerResponse) => {
+        if (req.url?.endsWith(long) && !response) response = res;
+      });
+      await c.get('session');
+      await admin.config('RESETSTAT');
 
-    // The console's commands wait in the gate while the client gives up.
-    gate.hold();
-    const client = new AbortController();
-    const url = `${c.base}/api/ownership?${q({ stream, group: 'g', partitions: 1024 })}`;
-    const aborted = fetch(url, { signal: client.signal }).catch((err: Error) => err);
-    await waitFor(() => inFlight, 'the ownership request to reach the console');
-    client.abort();
-    expect(await aborted).toMatchObject({ name: 'AbortError' });
-    await waitFor(() => (inFlight as unknown as { res?: ServerResponse }).res?.closed, 'the console to see the client leave');
-    gate.release();
+      // The console's commands wait in the gate while the client gives up.
+      gate.hold();
+      const client = new AbortController();
+      const aborted = fetch(`${c.base}/api/${long}`, { signal: client.signal }).catch((err: Error) => err);
+      await waitFor(() => reached, 'the ownership request to pass the guard');
+      client.abort();
+      expect(await aborted).toMatchObject({ name: 'AbortError' });
+      await waitFor(() => (response as ServerResponse | null)?.closed, 'the console to see the client leave');
+      gate.release();
 
-    // The same read, not aborted, sends its 1,024 HMGETs after the aborted one on the same connection.
-    const full = await c.get(`ownership?${q({ stream, group: 'g', partitions: 1024 })}`);
-    expect(full.status).toBe(200);
-    expect(await commandCalls(admin, 'time')).toBe(2);
-    expect(await commandCalls(admin, 'hmget')).toBe(1024);
-  }, 60_000);
+      // The same read, not aborted, sends its 1,024 HMGETs after the aborted one's commands on the same connection.
+      const full = await c.get(long);
+      expect(full.status).toBe(200);
+      expect(full.body.ownership.partitions).toHaveLength(1024);
+      expect(await commandCalls(admin, 'time')).toBe(2);
+      expect(await commandCalls(admin, 'hmget')).toBe(1024);
+    },
+    60_000,
+  );
+
+  it('a filtered dead-letter scan stops between pages once its signal fires', async () => {
+    const { stream, audit } = await arrange(redis);
+    const ops = new StreamOperations(redis, { streams: [stream], auditStream: audit });
+    const ended = new AbortController();
+    ended.abort();
+    await expect(ops.listDeadLetters(stream, { reason: 'nothing-matches' }, {}, ended.signal)).rejects.toMatchObject({
+      name: 'AbortError',
+    });
+    expect((await ops.listDeadLetters(stream, { reason: 'max-deliveries' })).items).toHaveLength(1);
+  });
 
   it('without a stream list, serves only what the overview lists: other keys answer 404 on every endpoint, never 500', async () => {
     const { stream, ids, letter, audit } = await arrange(redis);
