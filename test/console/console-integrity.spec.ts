@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
-import { OperationError, StreamOperations } from 'nest-redis-streams';
+import { AuditLog, OperationError, StreamOperations } from 'nest-redis-streams';
 import { redisClient, testContext, unique, waitFor } from '../support/helpers.js';
 import { type ConsoleApp, q, startConsoleApp } from './console-app.js';
 import { startRedisGate } from './support/redis-gate.js';
@@ -121,6 +121,28 @@ describe('console audit integrity, bounds and served streams (real Redis)', () =
     expect(refused.length).toBeGreaterThanOrEqual(10);
     expect(refused.length).toBeLessThan(300);
     expect(await redis.xlen(audit)).toBe(1);
+  });
+
+  it('the outcome script replaces each intent and trims the writes to about auditMaxLen (AuditLog against Redis)', async () => {
+    const stream = unique('audit-log');
+    const log = new AuditLog(redis, { stream, maxLen: 10, refusalStream: `${stream}:refused`, refusalMaxLen: 10 });
+    const intent = { actor: 'alice', action: 'ack', stream: 's', group: 'g', target: '1-1', params: '{}' };
+    for (let i = 0; i < 250; i++) {
+      const begun = await log.begin(intent);
+      expect(await redis.xlen(stream)).toBeGreaterThan(0);
+      await log.finish(begun, intent, i % 2 === 0, `{"n":${i}}`);
+    }
+    const { items } = await log.list({ count: 1_000 });
+    expect(items.length).toBeGreaterThanOrEqual(10);
+    expect(items.length).toBeLessThan(250);
+    expect(new Set(items.map((r) => r.state))).toEqual(new Set(['done']));
+    expect(items[0]).toMatchObject({ ok: false, result: '{"n":249}', actor: 'alice', action: 'ack' });
+    expect(items[1]).toMatchObject({ ok: true, result: '{"n":248}' });
+    // A refusal takes its intent out of the writes' stream.
+    const begun = await log.begin(intent);
+    await log.refuse(intent, 'not pending', begun);
+    expect((await log.list({ count: 1 })).items[0].result).toBe('{"n":249}');
+    expect((await log.list({ count: 1, refusals: true })).items[0]).toMatchObject({ state: 'refused', result: 'not pending' });
   });
 
   it('with the default options, the console records a refused write in <auditStream>:refused, never among the writes', async () => {

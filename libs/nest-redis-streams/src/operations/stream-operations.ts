@@ -4,10 +4,11 @@ import { HEALTH_DEFAULTS } from '../health/health.constants.js';
 import { DeadLetterService, type DeadLetter, type DeadLetterTally } from '../recovery/dead-letter.service.js';
 import { isCluster } from '../redis/connection.factory.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
+import { partitionStream } from '../server/partitions.js';
 import type { TrimTarget } from '../trim/retention-options.interface.js';
 import { type SafeTrimResult, trimSafely } from '../trim/trim-safely.js';
-import { AuditIncompleteError } from './audit-incomplete.error.js';
 import { type AuditIntent, AuditLog, type AuditRecord } from './audit-log.js';
+import { auditedWrite } from './audited-write.js';
 import { type ConsumerInfo, deleteConsumer, handOver, listConsumers } from './consumers.js';
 import {
   type DeadLetterFilter,
@@ -25,7 +26,6 @@ import { OPERATIONS_DEFAULTS } from './operations.constants.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import { type StreamOverview, type StreamSetting, readOverview } from './overview.js';
 import { type GroupOwnership, readOwnership } from './ownership.js';
-import { partitionStream } from '../server/partitions.js';
 import { scanStreams } from './stream-discovery.js';
 
 /** A stream the operator names, with what Redis cannot tell about it. */
@@ -73,9 +73,10 @@ export interface RangeOptions {
  * The one service behind the console and the CLI: every figure and action on streams, groups,
  * entries and dead letters, each write recorded in the audit stream with who did it and how it
  * went (before it runs: a write the audit stream refuses does not run). Without a configured
- * list it serves only the streams the overview lists (those with consumer groups). Built on the transport's own pieces (`collectStreamStatsBatch`, `DeadLetterService`,
- * `trimSafely`, the ownership scripts), so the console never does anything the transport would
- * not. Redis errors propagate; bad input and refused actions throw `OperationError`.
+ * list it serves only the streams the overview lists (those with consumer groups). Built on the
+ * transport's own pieces (`collectStreamStatsBatch`, `DeadLetterService`, `trimSafely`, the
+ * ownership scripts), so the console never does anything the transport would not. Redis errors
+ * propagate; bad input and refused actions throw `OperationError`.
  */
 export class StreamOperations {
   readonly deadLetters: DeadLetterService;
@@ -306,12 +307,8 @@ export class StreamOperations {
     return run(setting).catch((err) => this.explainWrongType(err, stream));
   }
 
-  /**
-   * Intent first: a write whose intent record Redis refuses (maxmemory, ACL) does not run. Then
-   * the outcome replaces the intent. An `OperationError` means nothing changed: it is recorded
-   * apart, as a refusal. Any other failure may have changed part of it: recorded as a failed write.
-   */
-  private async audited<T>(
+  /** A write under the audit (see `auditedWrite`); a key of another type is refused, naming it. */
+  private audited<T>(
     actor: string,
     action: string,
     stream: string,
@@ -321,48 +318,12 @@ export class StreamOperations {
     run: (setting: StreamSetting) => Promise<T>,
   ): Promise<T> {
     const intent: AuditIntent = { actor, action, stream, group, target, params: JSON.stringify(params) };
-    const setting = await this.served(stream).catch((err) => this.refused(intent, err));
-    const begun = await this.audit.begin(intent).catch((err: unknown) => {
-      throw new OperationError(
-        'unavailable',
-        OPERATIONS_MESSAGES.auditRefused(action, stream, this.audit.stream, messageOf(err)),
-      );
-    });
-    let result: T;
-    try {
-      result = await run(setting).catch((err) => this.explainWrongType(err, stream));
-    } catch (err) {
-      if (err instanceof OperationError) return this.refused(intent, err, begun);
-      await this.audit.finish(begun, intent, false, messageOf(err)).catch((auditErr: unknown) => {
-        const what = `failed (${messageOf(err)}), possibly after changing part of it,`;
-        throw new AuditIncompleteError(
-          OPERATIONS_MESSAGES.auditIncomplete(action, stream, what, this.audit.stream, begun.id, messageOf(auditErr)),
-          undefined,
-          begun.id,
-        );
-      });
-      throw err;
-    }
-    await this.audit.finish(begun, intent, true, JSON.stringify(result)).catch((auditErr: unknown) => {
-      const what = `was carried out (${JSON.stringify(result)})`;
-      throw new AuditIncompleteError(
-        OPERATIONS_MESSAGES.auditIncomplete(action, stream, what, this.audit.stream, begun.id, messageOf(auditErr)),
-        result,
-        begun.id,
-      );
-    });
-    return result;
-  }
-
-  /** Records a refusal (nothing changed) apart from the writes and throws it on. */
-  private async refused(intent: AuditIntent, err: unknown, begun?: { id: string; startedAt: number }): Promise<never> {
-    if (!(err instanceof OperationError)) throw err;
-    const recorded = await this.audit.refuse(intent, err.message, begun).then(
-      () => null,
-      (auditErr: unknown) => messageOf(auditErr),
+    return auditedWrite(
+      this.audit,
+      intent,
+      () => this.served(stream),
+      (setting) => run(setting).catch((err) => this.explainWrongType(err, stream)),
     );
-    if (recorded === null) throw err;
-    throw new OperationError(err.kind, `${err.message} (This refusal could not be recorded in the audit: ${recorded}.)`);
   }
 
   private async explainWrongType(err: unknown, key: string): Promise<never> {
@@ -380,8 +341,4 @@ export class StreamOperations {
       readOnly: c.readOnly ?? false,
     };
   }
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
