@@ -149,16 +149,21 @@ describe('streams console API (Express, real Redis)', () => {
     expect(trail.map((r) => `${r.action}:${r.ok}`)).toEqual([
       'consumer.delete:true',
       'setid:true',
-      'setid:false',
       'dlq.discard:true',
       'dlq.redrive-matching:true',
       'dlq.redrive:true',
       'park:true',
-      'ack:false',
       'ack:true',
       'claim:true',
     ]);
     expect(new Set(trail.map((r) => r.actor))).toEqual(new Set(['alice']));
+    // The refused requests (nothing changed) are kept apart, with why.
+    const refusals = (await c.get('audit?count=50&refusals=true')).body.items;
+    expect(refusals.map((r: { action: string; state: string }) => `${r.action}:${r.state}`)).toEqual([
+      'setid:refused',
+      'ack:refused',
+    ]);
+    expect(refusals[0].result).toContain('has active consumers');
   });
 
   it('refuses a consumer deletion while it holds entries, and allows it after a hand-over', async () => {

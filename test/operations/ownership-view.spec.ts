@@ -130,7 +130,7 @@ describe('ownership in the operations layer, the CLI and the console (two server
     expect((await c.get(`ownership?${q({ stream: shared, group: 'g' })}`)).body).toEqual({ ownership: null });
     const refused = await c.get(`ownership?${q({ stream, group: 'g', partitions: 'many' })}`);
     expect(refused.status).toBe(400);
-    expect(refused.body.message).toContain('partitions must be a whole number >= 1, got "many"');
+    expect(refused.body.message).toBe('partitions must be a whole number from 1 to 1024, got "many".');
 
     const overview = (await c.get('overview')).body as Array<{ stream: string; groups: Array<{ owner: unknown }> }>;
     const owners = overview.map((s) => s.groups[0].owner as { owner: string; generation: number } | null);

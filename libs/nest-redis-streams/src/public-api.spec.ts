@@ -3,6 +3,7 @@
 import * as api from './index.js';
 
 const PUBLIC_RUNTIME_EXPORTS = [
+  'AuditIncompleteError',
   'AuditLog',
   'CLIENT_DEFAULTS',
   'CONTENT_SECURITY_POLICY',

@@ -13,6 +13,7 @@ import {
   type Input,
   name,
   optionalId,
+  optionalFlag,
   optionalName,
   optionalPartitions,
   optionalTime,
@@ -23,8 +24,13 @@ import { CONSOLE_DEFAULTS, CONSOLE_MESSAGES, CONSOLE_OPERATIONS, CONSOLE_OPTIONS
 import { CsrfToken } from './csrf-token.js';
 import { OverviewCache } from './overview-cache.js';
 import { Post } from './post.decorator.js';
+import { RequestSignal } from './request-signal.decorator.js';
 
-/** The console's JSON API: every view and action of the page, on the shared `StreamOperations`. */
+/**
+ * The console's JSON API: every view and action of the page, on the shared `StreamOperations`.
+ * Every size a client sends is bounded (count, partitions), and the reads that loop over Redis
+ * stop when the client leaves (`RequestSignal`).
+ */
 @Controller('api')
 @UseGuards(ConsoleAccessGuard)
 @UseInterceptors(ConsoleHeadersInterceptor)
@@ -107,28 +113,26 @@ export class ConsoleApiController {
 
   /** Exclusive ownership of the group (members, owner, generation and lease per partition); null when shared. */
   @Get('ownership')
-  ownership(@Query() q: Input) {
-    return answer(async () => ({
-      ownership: await this.ops.ownership(name(q, 'stream'), name(q, 'group'), optionalPartitions(q)),
-    }));
+  ownership(@Query() q: Input, @RequestSignal() signal: AbortSignal) {
+    return answer(async () => {
+      const [stream, group, partitions] = [name(q, 'stream'), name(q, 'group'), optionalPartitions(q)];
+      return { ownership: await this.ops.ownership(stream, group, partitions, signal) };
+    }, signal);
   }
 
   @Get('dead-letters')
-  deadLetters(@Query() q: Input) {
+  deadLetters(@Query() q: Input, @RequestSignal() signal: AbortSignal) {
     return answer(async () => {
       const stream = name(q, 'stream');
       const filter = { reason: optionalName(q, 'reason'), group: optionalName(q, 'group') };
-      const [page, tally] = await Promise.all([
-        this.ops.listDeadLetters(stream, filter, { after: optionalId(q, 'after'), count: count(q) }),
+      const page = { after: optionalId(q, 'after'), count: count(q) };
+      const { deadLetterStream } = await this.ops.served(stream);
+      const [found, tally] = await Promise.all([
+        this.ops.listDeadLetters(stream, filter, page, signal),
         this.ops.tallyDeadLetters(stream),
       ]);
-      return {
-        ...page,
-        items: page.items.map((d) => this.redactLetter(d)),
-        tally,
-        deadLetterStream: this.ops.setting(stream).deadLetterStream,
-      };
-    });
+      return { ...found, items: found.items.map((d) => this.redactLetter(d)), tally, deadLetterStream };
+    }, signal);
   }
 
   @Get('cursor-preview')
@@ -136,9 +140,10 @@ export class ConsoleApiController {
     return answer(() => this.ops.previewCursor(name(q, 'stream'), name(q, 'group'), cursorTarget(q)));
   }
 
+  /** The writes, newest first; `refusals=true`: the refused requests, kept apart. */
   @Get('audit')
   audit(@Query() q: Input) {
-    return answer(() => this.ops.auditTrail(count(q), optionalId(q, 'before')));
+    return answer(() => this.ops.auditTrail(count(q), optionalId(q, 'before'), optionalFlag(q, 'refusals')));
   }
 
   @Post('ack')

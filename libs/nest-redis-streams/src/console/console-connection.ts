@@ -19,6 +19,8 @@ export class ConsoleConnection implements OnApplicationShutdown {
     this.ops = new StreamOperations(this.redis, {
       streams: options.streams,
       auditStream: options.auditStream,
+      auditMaxLen: options.auditMaxLen,
+      auditRefusalsMaxLen: options.auditRefusalsMaxLen,
       stalledAfterMs: options.stalledAfterMs,
     });
     this.connecting = connectOrExplain(this.redis, options.connection);

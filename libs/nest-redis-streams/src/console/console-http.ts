@@ -1,17 +1,36 @@
-import { BadRequestException, ConflictException, NotFoundException } from '@nestjs/common';
+import {
+  BadRequestException,
+  ConflictException,
+  HttpException,
+  InternalServerErrorException,
+  NotFoundException,
+  ServiceUnavailableException,
+} from '@nestjs/common';
+import { AuditIncompleteError } from '../operations/audit-incomplete.error.js';
 import { OperationError } from '../operations/operation.error.js';
+import { OPERATIONS_MESSAGES } from '../operations/operations.messages.js';
 import type { CursorTarget } from '../operations/group-cursor.js';
 import { parseCount, parseStreamId, parseTime, requireName } from '../operations/stream-position.js';
 import { OPERATIONS_DEFAULTS } from '../operations/operations.constants.js';
 
-/** Runs an operation and turns its refusals into HTTP answers: 400 bad input, 404 missing, 409 refused. */
-export async function answer<T>(run: () => Promise<T>): Promise<T> {
+/** Status of a request whose client left before the answer (nginx's "client closed request"). */
+const CLIENT_CLOSED = 499;
+
+/**
+ * Runs an operation and turns its refusals into HTTP answers: 400 bad input, 404 missing, 409
+ * refused, 503 not run because the audit stream refused its record, 500 done but its outcome not
+ * audited (the message says what was done). A read stopped because the client left ends quietly.
+ */
+export async function answer<T>(run: () => Promise<T>, signal?: AbortSignal): Promise<T> {
   try {
     return await run();
   } catch (err) {
+    if (signal?.aborted) throw new HttpException('The client closed the request: the read was stopped.', CLIENT_CLOSED);
+    if (err instanceof AuditIncompleteError) throw new InternalServerErrorException(err.message);
     if (!(err instanceof OperationError)) throw err;
     if (err.kind === 'bad-request') throw new BadRequestException(err.message);
     if (err.kind === 'not-found') throw new NotFoundException(err.message);
+    if (err.kind === 'unavailable') throw new ServiceUnavailableException(err.message);
     throw new ConflictException(err.message);
   }
 }
@@ -27,14 +46,22 @@ export const optionalId = (input: Input, key: string) => (input?.[key] ? id(inpu
 export const optionalTime = (input: Input, key: string) => (input?.[key] ? parseTime(String(input[key])) : undefined);
 export const count = (input: Input) => parseCount(input?.count, OPERATIONS_DEFAULTS.pageSize, OPERATIONS_DEFAULTS.maxPageSize);
 
-/** A partition count (1 or more), or undefined to let the read find them. */
+/** A partition count (1 to `maxPartitions`), or undefined to let the read find them. */
 export function optionalPartitions(input: Input): number | undefined {
   const raw = input?.partitions;
   if (raw === undefined || raw === '') return undefined;
   const n = Number(raw);
-  if (!/^\d+$/.test(String(raw)) || !Number.isSafeInteger(n) || n < 1)
-    throw new OperationError('bad-request', `partitions must be a whole number >= 1, got "${String(raw)}".`);
+  if (!/^\d+$/.test(String(raw)) || !Number.isSafeInteger(n) || n < 1 || n > OPERATIONS_DEFAULTS.maxPartitions)
+    throw new OperationError('bad-request', OPERATIONS_MESSAGES.badPartitions(raw, OPERATIONS_DEFAULTS.maxPartitions));
   return n;
+}
+
+/** `true`/`1` or `false`/`0`/absent; anything else is refused naming the parameter. */
+export function optionalFlag(input: Input, key: string): boolean {
+  const raw = input?.[key];
+  if (raw === undefined || raw === '' || raw === false || raw === 'false' || raw === '0') return false;
+  if (raw === true || raw === 'true' || raw === '1') return true;
+  throw new OperationError('bad-request', `${key} must be true or false, got ${JSON.stringify(raw)}.`);
 }
 
 /** `{ id }`, `{ time }` or `{ end: true }`, exactly one. */

@@ -50,8 +50,15 @@ export interface RedisStreamsConsoleOptions {
   csrfSecret?: string;
   /** How often the page refreshes the overview; concurrent viewers share one read. @default 2000 */
   refreshMs?: number;
-  /** Audit stream of every write. @default 'nrs:console:audit' */
+  /**
+   * Audit stream of every write (its intent before it runs, then its outcome); refused requests
+   * go to `<auditStream>:refused`. @default 'nrs:console:audit'
+   */
   auditStream?: string;
+  /** About how many writes the audit stream keeps (`MAXLEN ~`); refusals never push one out. @default 10000 */
+  auditMaxLen?: number;
+  /** About how many refused requests `<auditStream>:refused` keeps (`MAXLEN ~`). @default 1000 */
+  auditRefusalsMaxLen?: number;
   /** A group whose oldest pending entry is idle this long gets the "stalled" badge. @default 60000 */
   stalledAfterMs?: number;
 }

@@ -29,18 +29,20 @@ export interface FilteredPage {
 
 /**
  * A page of the dead letters that match `filter`, read through `DeadLetterService.list` pages until
- * `count` match or `scanLimit` records were read (then `next` says where to go on).
+ * `count` match or `scanLimit` records were read (then `next` says where to go on); `signal` (the
+ * request ended) stops it between pages.
  */
 export async function listDeadLetters(
   service: DeadLetterService,
   dlq: string,
   filter: DeadLetterFilter,
-  options: { after?: string; count: number; scanLimit: number },
+  options: { after?: string; count: number; scanLimit: number; signal?: AbortSignal },
 ): Promise<FilteredPage> {
   const items: DeadLetter[] = [];
   let after = options.after;
   let scanned = 0;
   while (items.length < options.count && scanned < options.scanLimit) {
+    options.signal?.throwIfAborted();
     const page = await service.list(dlq, { after, count: Math.min(500, options.scanLimit - scanned) });
     for (const letter of page.items) {
       scanned += 1;

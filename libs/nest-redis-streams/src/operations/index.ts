@@ -1,3 +1,4 @@
+export * from './audit-incomplete.error.js';
 export * from './audit-log.js';
 export type { ConsumerInfo } from './consumers.js';
 export { TOMBSTONE_REASONS, type DeadLetterFilter, type FilteredPage, type RedriveReport } from './dead-letters.js';

@@ -2,8 +2,12 @@
 export const OPERATIONS_DEFAULTS = {
   /** Audit stream of every write made through the console or the CLI. */
   auditStream: 'nrs:console:audit',
-  /** The audit stream keeps about this many records (`MAXLEN ~`). */
+  /** The audit stream keeps about this many writes (`MAXLEN ~`); refusals never count. */
   auditMaxLen: 10_000,
+  /** The refused requests' stream (`<auditStream>:refused`) keeps about this many records. */
+  auditRefusalsMaxLen: 1_000,
+  /** The most partitions an ownership read looks at (probed, or asked for). */
+  maxPartitions: 1_024,
   /** A group whose oldest pending entry is idle this long is shown as stalled. */
   stalledAfterMs: 60_000,
   /** A consumer idle for less than this counts as active (XGROUP SETID is refused while one is). */

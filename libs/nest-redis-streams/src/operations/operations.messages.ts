@@ -24,4 +24,17 @@ export const OPERATIONS_MESSAGES = {
     `Dead letter ${id} is a tombstone (${reason}): it has no payload to re-drive. Discard it instead.`,
   noDeadLetter: (dlq: string, id: string) => `Dead-letter stream "${dlq}" has no entry ${id} (already re-driven or discarded).`,
   parkedByOperator: (actor: string) => `Sent to the dead-letter stream by an operator (${actor}).`,
+  auditRefused: (action: string, stream: string, audit: string, reason: string) =>
+    `Nothing was done: audit stream "${audit}" refused the record of ${action} on stream "${stream}" (${reason}). An ` +
+    'action that cannot be audited does not run; free memory in Redis (or raise maxmemory) and try again.',
+  auditIncomplete: (action: string, stream: string, what: string, audit: string, intentId: string, reason: string) =>
+    `${action} on stream "${stream}" ${what}, but its outcome could not be recorded in audit stream "${audit}" ` +
+    `(${reason}): record ${intentId} shows it as started. Check the stream before repeating it.`,
+  notServed: (stream: string) =>
+    `Stream "${stream}" is not one the console serves: without a configured stream list it serves the streams that ` +
+    'have consumer groups (as the overview lists them). Add it to streams to serve it.',
+  notAStream: (key: string, type: string) =>
+    type === 'none' ? `Key "${key}" does not exist.` : `Key "${key}" holds a ${type}, not a stream.`,
+  badPartitions: (value: unknown, max: number) =>
+    `partitions must be a whole number from 1 to ${max}, got ${JSON.stringify(String(value))}.`,
 };

@@ -1,6 +1,9 @@
 import type { Redis } from 'ioredis';
 import { groupMembersKey, partitionOwnerKey } from '../ownership/ownership-keys.js';
 import { partitionStream } from '../server/partitions.js';
+import { OperationError } from './operation.error.js';
+import { OPERATIONS_DEFAULTS } from './operations.constants.js';
+import { OPERATIONS_MESSAGES } from './operations.messages.js';
 
 /** One partition's owner hash as Redis holds it (written only by the ownership scripts). */
 export interface PartitionOwnerRow {
@@ -74,20 +77,26 @@ async function redisNow(redis: Redis): Promise<number> {
  * (shared consumption). `stream` may be the logical stream or one of its partition streams.
  * Without `partitions`, owner hashes are probed 16 at a time up to the first one missing (each
  * partition gets its hash on its first claim, and a lone instance claims them all at start).
- * Read-only: nothing here writes, so it never disturbs a running assignment.
+ * Either way at most `OPERATIONS_DEFAULTS.maxPartitions` are read, and `signal` (the request
+ * ended) stops the probe between round trips. Read-only: nothing here writes, so it never
+ * disturbs a running assignment.
  */
 export async function readOwnership(
   redis: Redis,
   stream: string,
   group: string,
   partitions?: number,
+  signal?: AbortSignal,
 ): Promise<GroupOwnership | null> {
+  const max = OPERATIONS_DEFAULTS.maxPartitions;
+  if (partitions !== undefined && !(Number.isSafeInteger(partitions) && partitions >= 1 && partitions <= max))
+    throw new OperationError('bad-request', OPERATIONS_MESSAGES.badPartitions(partitions, max));
   const base = partitionOfKey(stream)?.stream ?? stream;
   const [now, memberRows] = await Promise.all([
     redisNow(redis),
     redis.zrange(groupMembersKey(base, group), '0', '-1', 'WITHSCORES'),
   ]);
-  const hashes = await readOwnerHashes(redis, base, group, partitions);
+  const hashes = await readOwnerHashes(redis, base, group, partitions, signal);
   if (hashes.length === 0 && memberRows.length === 0) return null;
   const rows = hashes.map(({ stream: key, row }, partition) => ({ partition, stream: key, ...toOwner(row, now) }));
   const members: OwnershipMember[] = [];
@@ -113,6 +122,7 @@ async function readOwnerHashes(
   base: string,
   group: string,
   partitions: number | undefined,
+  signal: AbortSignal | undefined,
 ): Promise<Array<{ stream: string; row: OwnerHash }>> {
   const read = (key: string) => redis.hmget(partitionOwnerKey(key, group), 'owner', 'gen', 'until') as Promise<OwnerHash>;
   const exists = (row: OwnerHash) => row.some((v) => v !== null);
@@ -122,8 +132,9 @@ async function readOwnerHashes(
     if (exists(single) || partitions === 1) return exists(single) ? [{ stream: base, row: single }] : [];
   }
   const found: Array<{ stream: string; row: OwnerHash }> = [];
-  const limit = partitions ?? Number.MAX_SAFE_INTEGER;
+  const limit = partitions ?? OPERATIONS_DEFAULTS.maxPartitions;
   while (found.length < limit) {
+    signal?.throwIfAborted();
     const keys = Array.from({ length: Math.min(PROBE_BATCH, limit - found.length) }, (_, i) =>
       partitionStream(base, found.length + i),
     );

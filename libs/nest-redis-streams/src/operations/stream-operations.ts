@@ -1,11 +1,14 @@
 import type { Redis } from 'ioredis';
+import { DEAD_LETTER_SUFFIX } from '../constants.js';
 import { HEALTH_DEFAULTS } from '../health/health.constants.js';
 import { DeadLetterService, type DeadLetter, type DeadLetterTally } from '../recovery/dead-letter.service.js';
 import { isCluster } from '../redis/connection.factory.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
+import { partitionStream } from '../server/partitions.js';
 import type { TrimTarget } from '../trim/retention-options.interface.js';
 import { type SafeTrimResult, trimSafely } from '../trim/trim-safely.js';
-import { AuditLog, type AuditRecord } from './audit-log.js';
+import { type AuditIntent, AuditLog, type AuditRecord } from './audit-log.js';
+import { auditedWrite } from './audited-write.js';
 import { type ConsumerInfo, deleteConsumer, handOver, listConsumers } from './consumers.js';
 import {
   type DeadLetterFilter,
@@ -20,6 +23,7 @@ import { ackEntry, claimEntry, parkEntry } from './entry-actions.js';
 import { type CursorPreview, type CursorTarget, previewGroupCursor, setGroupCursor } from './group-cursor.js';
 import { OperationError } from './operation.error.js';
 import { OPERATIONS_DEFAULTS } from './operations.constants.js';
+import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import { type StreamOverview, type StreamSetting, readOverview } from './overview.js';
 import { type GroupOwnership, readOwnership } from './ownership.js';
 import { scanStreams } from './stream-discovery.js';
@@ -39,10 +43,12 @@ export interface StreamConfig {
 export interface StreamOperationsOptions {
   /** The streams to show and act on; without it, every stream with consumer groups (SCAN). */
   streams?: Array<string | StreamConfig>;
-  /** @default 'nrs:console:audit' */
+  /** Stream of the writes; refused requests go to `<auditStream>:refused`. @default 'nrs:console:audit' */
   auditStream?: string;
-  /** @default 10000 */
+  /** About how many writes the audit stream keeps (`MAXLEN ~`); refusals never push one out. @default 10000 */
   auditMaxLen?: number;
+  /** About how many refused requests `<auditStream>:refused` keeps (`MAXLEN ~`). @default 1000 */
+  auditRefusalsMaxLen?: number;
   /** @default 60000 */
   stalledAfterMs?: number;
   /** @default 30000 */
@@ -66,9 +72,11 @@ export interface RangeOptions {
 /**
  * The one service behind the console and the CLI: every figure and action on streams, groups,
  * entries and dead letters, each write recorded in the audit stream with who did it and how it
- * went. Built on the transport's own pieces (`collectStreamStatsBatch`, `DeadLetterService`,
- * `trimSafely`, the ownership scripts), so the console never does anything the transport would
- * not. Redis errors propagate; bad input and refused actions throw `OperationError`.
+ * went (before it runs: a write the audit stream refuses does not run). Without a configured
+ * list it serves only the streams the overview lists (those with consumer groups). Built on the
+ * transport's own pieces (`collectStreamStatsBatch`, `DeadLetterService`, `trimSafely`, the
+ * ownership scripts), so the console never does anything the transport would not. Redis errors
+ * propagate; bad input and refused actions throw `OperationError`.
  */
 export class StreamOperations {
   readonly deadLetters: DeadLetterService;
@@ -85,6 +93,7 @@ export class StreamOperations {
     this.o = {
       auditStream: options.auditStream ?? OPERATIONS_DEFAULTS.auditStream,
       auditMaxLen: options.auditMaxLen ?? OPERATIONS_DEFAULTS.auditMaxLen,
+      auditRefusalsMaxLen: options.auditRefusalsMaxLen ?? OPERATIONS_DEFAULTS.auditRefusalsMaxLen,
       stalledAfterMs: options.stalledAfterMs ?? OPERATIONS_DEFAULTS.stalledAfterMs,
       activeConsumerMs: options.activeConsumerMs ?? OPERATIONS_DEFAULTS.activeConsumerMs,
       idleSampleSize: options.idleSampleSize ?? Math.min(10, HEALTH_DEFAULTS.idleSampleSize),
@@ -93,11 +102,19 @@ export class StreamOperations {
     };
     this.scripted = withStreamScripts(redis);
     this.deadLetters = new DeadLetterService(redis);
-    this.audit = new AuditLog(redis, this.o.auditStream, this.o.auditMaxLen);
+    this.audit = new AuditLog(redis, {
+      stream: this.o.auditStream,
+      maxLen: this.o.auditMaxLen,
+      refusalStream: `${this.o.auditStream}:refused`,
+      refusalMaxLen: this.o.auditRefusalsMaxLen,
+    });
     this.configured = options.streams ? new Map(options.streams.map((s) => this.toSetting(s)).map((s) => [s.stream, s])) : null;
   }
 
-  /** The stream's settings; refused for a stream outside the configured list. */
+  /**
+   * The stream's settings; refused for a stream outside the configured list. Without a list it
+   * checks nothing: `served` does.
+   */
   setting(stream: string): StreamSetting {
     if (this.configured) {
       const found = this.configured.get(stream);
@@ -107,12 +124,29 @@ export class StreamOperations {
     return this.toSetting(stream);
   }
 
+  /**
+   * The settings of a stream this service serves: one of the configured streams or, without a
+   * list, a stream the overview lists (a stream with consumer groups, neither a dead-letter nor an
+   * audit stream), checked in Redis on every call. Anything else is refused as not found.
+   */
+  async served(stream: string): Promise<StreamSetting> {
+    if (this.configured) return this.setting(stream);
+    const excluded = stream.endsWith(DEAD_LETTER_SUFFIX) || [this.audit.stream, this.audit.refusalStream].includes(stream);
+    if (!excluded) {
+      const groups = (await this.redis
+        .xinfo('GROUPS', stream)
+        .catch((err) => (/no such key/i.test(String(err)) ? [] : this.explainWrongType(err, stream)))) as unknown[];
+      if (groups.length > 0) return this.toSetting(stream);
+    }
+    throw new OperationError('not-found', OPERATIONS_MESSAGES.notServed(stream));
+  }
+
   /** The configured streams, or every stream found by SCAN (reused for `discoveryTtlMs`). */
   async streams(): Promise<StreamSetting[]> {
     if (this.configured) return [...this.configured.values()];
     const now = Date.now();
     if (!this.discovered || now - this.discovered.at > this.o.discoveryTtlMs) {
-      const streams = scanStreams(this.redis, [this.o.auditStream]);
+      const streams = scanStreams(this.redis, [this.audit.stream, this.audit.refusalStream]);
       this.discovered = { at: now, streams };
       streams.catch(() => (this.discovered = null));
     }
@@ -126,69 +160,84 @@ export class StreamOperations {
   }
 
   pending(stream: string, group: string, range: RangeOptions & { consumer?: string } = {}): Promise<Page<PendingEntry>> {
-    this.setting(stream);
-    return readPendingPage(this.redis, stream, group, { ...range, count: range.count ?? OPERATIONS_DEFAULTS.pageSize });
+    return this.read(stream, () =>
+      readPendingPage(this.redis, stream, group, { ...range, count: range.count ?? OPERATIONS_DEFAULTS.pageSize }),
+    );
   }
 
   entries(stream: string, range: RangeOptions = {}): Promise<Page<StreamEntry>> {
-    this.setting(stream);
-    return readEntryPage(this.redis, stream, { ...range, count: range.count ?? OPERATIONS_DEFAULTS.pageSize });
+    return this.read(stream, () =>
+      readEntryPage(this.redis, stream, { ...range, count: range.count ?? OPERATIONS_DEFAULTS.pageSize }),
+    );
   }
 
   entry(stream: string, id: string, group?: string): Promise<StreamEntry | null> {
-    this.setting(stream);
-    return readEntry(this.redis, stream, id, group);
+    return this.read(stream, () => readEntry(this.redis, stream, id, group));
   }
 
   consumers(stream: string, group: string): Promise<ConsumerInfo[]> {
-    this.setting(stream);
-    return listConsumers(this.redis, stream, group, this.o.activeConsumerMs);
+    return this.read(stream, () => listConsumers(this.redis, stream, group, this.o.activeConsumerMs));
   }
 
   /**
    * Exclusive ownership of the logical stream of `stream` (itself or one of its partition streams)
    * in `group`: members, each partition's owner, generation and lease; null under shared
-   * consumption. Without `partitions`, the owned partitions are found by probing (see readOwnership).
+   * consumption. Without `partitions`, the owned partitions are found by probing (see readOwnership);
+   * either way at most `OPERATIONS_DEFAULTS.maxPartitions`, and `signal` stops the probe. The
+   * logical stream is served when its partition 0 is.
    */
-  ownership(stream: string, group: string, partitions?: number): Promise<GroupOwnership | null> {
-    this.setting(stream);
-    return readOwnership(this.redis, stream, group, partitions);
+  async ownership(stream: string, group: string, partitions?: number, signal?: AbortSignal): Promise<GroupOwnership | null> {
+    await this.served(stream).catch(async (err: unknown) => {
+      if (!(err instanceof OperationError)) throw err;
+      await this.served(partitionStream(stream, 0)).catch(() => Promise.reject(err));
+    });
+    return readOwnership(this.redis, stream, group, partitions, signal);
   }
 
+  /** A page of the stream's dead letters matching `filter`; `signal` (the request ended) stops the scan. */
   listDeadLetters(
     stream: string,
     filter: DeadLetterFilter = {},
     page: { after?: string; count?: number } = {},
+    signal?: AbortSignal,
   ): Promise<FilteredPage> {
-    const { deadLetterStream } = this.setting(stream);
-    return listDeadLetters(this.deadLetters, deadLetterStream, filter, {
-      after: page.after,
-      count: page.count ?? OPERATIONS_DEFAULTS.pageSize,
-      scanLimit: this.o.scanLimit,
-    });
+    return this.read(stream, ({ deadLetterStream }) =>
+      listDeadLetters(this.deadLetters, deadLetterStream, filter, {
+        after: page.after,
+        count: page.count ?? OPERATIONS_DEFAULTS.pageSize,
+        scanLimit: this.o.scanLimit,
+        signal,
+      }),
+    );
   }
 
   deadLetter(stream: string, id: string): Promise<DeadLetter | null> {
-    return this.deadLetters.inspect(this.setting(stream).deadLetterStream, id);
+    return this.read(stream, ({ deadLetterStream }) => this.deadLetters.inspect(deadLetterStream, id));
   }
 
   tallyDeadLetters(stream: string): Promise<DeadLetterTally> {
-    return this.deadLetters.tally(this.setting(stream).deadLetterStream, { limit: this.o.scanLimit });
+    return this.read(stream, ({ deadLetterStream }) => this.deadLetters.tally(deadLetterStream, { limit: this.o.scanLimit }));
   }
 
   previewCursor(stream: string, group: string, target: CursorTarget): Promise<CursorPreview> {
-    this.setting(stream);
-    return previewGroupCursor(this.redis, stream, group, target, {
-      limit: this.o.scanLimit,
-      activeConsumerMs: this.o.activeConsumerMs,
-    });
+    return this.read(stream, () =>
+      previewGroupCursor(this.redis, stream, group, target, {
+        limit: this.o.scanLimit,
+        activeConsumerMs: this.o.activeConsumerMs,
+      }),
+    );
   }
 
-  auditTrail(count = OPERATIONS_DEFAULTS.pageSize, before?: string): Promise<{ items: AuditRecord[]; next: string | null }> {
-    return this.audit.list({ count, before });
+  /** The newest audit records first: the writes, or with `refusals` the refused requests. */
+  auditTrail(
+    count = OPERATIONS_DEFAULTS.pageSize,
+    before?: string,
+    refusals = false,
+  ): Promise<{ items: AuditRecord[]; next: string | null }> {
+    return this.audit.list({ count, before, refusals });
   }
 
-  // Writes: each one is recorded in the audit stream, failed ones too.
+  // Writes: each one is recorded in the audit stream before it runs, then its outcome; refusals apart.
 
   ack(actor: string, stream: string, group: string, id: string) {
     return this.audited(actor, 'ack', stream, group, id, {}, () => ackEntry(this.redis, stream, group, id));
@@ -201,31 +250,27 @@ export class StreamOperations {
   }
 
   park(actor: string, stream: string, group: string, id: string) {
-    return this.audited(actor, 'park', stream, group, id, {}, () =>
-      parkEntry(this.scripted, stream, group, id, this.setting(stream).deadLetterStream, actor),
+    return this.audited(actor, 'park', stream, group, id, {}, ({ deadLetterStream }) =>
+      parkEntry(this.scripted, stream, group, id, deadLetterStream, actor),
     );
   }
 
   redrive(actor: string, stream: string, id: string) {
-    return this.audited(actor, 'dlq.redrive', stream, '', id, {}, () =>
-      redriveOne(this.deadLetters, this.setting(stream).deadLetterStream, id),
+    return this.audited(actor, 'dlq.redrive', stream, '', id, {}, ({ deadLetterStream }) =>
+      redriveOne(this.deadLetters, deadLetterStream, id),
     );
   }
 
   redriveMatching(actor: string, stream: string, filter: DeadLetterFilter): Promise<RedriveReport> {
-    return this.audited(actor, 'dlq.redrive-matching', stream, filter.group ?? '', '', filter, () =>
-      redriveMatching(this.deadLetters, this.setting(stream).deadLetterStream, filter, this.o.scanLimit),
+    return this.audited(actor, 'dlq.redrive-matching', stream, filter.group ?? '', '', filter, ({ deadLetterStream }) =>
+      redriveMatching(this.deadLetters, deadLetterStream, filter, this.o.scanLimit),
     );
   }
 
   discard(actor: string, stream: string, id: string) {
-    return this.audited(actor, 'dlq.discard', stream, '', id, {}, async () => {
-      const discarded = await this.deadLetters.discard(this.setting(stream).deadLetterStream, id);
-      if (!discarded)
-        throw new OperationError(
-          'not-found',
-          `Dead-letter stream "${this.setting(stream).deadLetterStream}" has no entry ${id}.`,
-        );
+    return this.audited(actor, 'dlq.discard', stream, '', id, {}, async ({ deadLetterStream }) => {
+      const discarded = await this.deadLetters.discard(deadLetterStream, id);
+      if (!discarded) throw new OperationError('not-found', `Dead-letter stream "${deadLetterStream}" has no entry ${id}.`);
       return { discarded: id };
     });
   }
@@ -256,25 +301,35 @@ export class StreamOperations {
     return this.audited(actor, 'trim', stream, '', '', target, () => trimSafely(this.redis, stream, target));
   }
 
-  private async audited<T>(
+  /** A read of a served stream; a key of another type answers not found, naming it. */
+  private async read<T>(stream: string, run: (setting: StreamSetting) => Promise<T>): Promise<T> {
+    const setting = await this.served(stream);
+    return run(setting).catch((err) => this.explainWrongType(err, stream));
+  }
+
+  /** A write under the audit (see `auditedWrite`); a key of another type is refused, naming it. */
+  private audited<T>(
     actor: string,
     action: string,
     stream: string,
     group: string,
     target: string,
     params: object,
-    run: () => Promise<T>,
+    run: (setting: StreamSetting) => Promise<T>,
   ): Promise<T> {
-    const base = { actor, action, stream, group, target, params: JSON.stringify(params) };
-    try {
-      this.setting(stream);
-      const result = await run();
-      await this.audit.record({ ...base, ok: true, result: JSON.stringify(result) });
-      return result;
-    } catch (err) {
-      await this.audit.record({ ...base, ok: false, result: err instanceof Error ? err.message : String(err) });
-      throw err;
-    }
+    const intent: AuditIntent = { actor, action, stream, group, target, params: JSON.stringify(params) };
+    return auditedWrite(
+      this.audit,
+      intent,
+      () => this.served(stream),
+      (setting) => run(setting).catch((err) => this.explainWrongType(err, stream)),
+    );
+  }
+
+  private async explainWrongType(err: unknown, key: string): Promise<never> {
+    if (!(err instanceof Error) || !err.message.startsWith('WRONGTYPE')) throw err;
+    const type = await this.redis.type(key).catch(() => 'value of another type');
+    throw new OperationError('not-found', OPERATIONS_MESSAGES.notAStream(key, type));
   }
 
   private toSetting(config: string | StreamConfig): StreamSetting {
