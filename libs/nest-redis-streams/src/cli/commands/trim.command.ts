@@ -41,8 +41,11 @@ Example: nest-redis-streams trim orders --safe --max-len 100000`,
   },
   async run(ctx, parsed) {
     const [stream] = parsed.positionals;
-    if ((await ctx.redis.exists(stream)) === 0)
+    // XINFO STREAM, not EXISTS: the operator's ACL in the README grants the one and not the other.
+    await ctx.redis.xinfo('STREAM', stream).catch((err: Error) => {
+      if (!/no such key/i.test(err.message)) throw err;
       throw new OperationError('not-found', `Stream "${stream}" does not exist: nothing to trim (check the key, and --url).`);
+    });
     const result = await ctx.ops.trim(ctx.actor, stream, {
       maxLen: intOption(parsed, 'max-len', 0),
       minIdAgeMs: intOption(parsed, 'min-age', 1),
