@@ -7,7 +7,8 @@
 // with its own tsconfig, runs the CommonJS app's ts-jest spec, then on Node 20.19, 22 and 24 (binaries
 // from the registry's `node` package) starts each app against a real redis-server, sends 100
 // events through its @EventPattern handler and checks XPENDING is 0 and /health/ready answers
-// up, then degraded once the group has a dead letter. Prints a table; exits non-zero on any failure.
+// up, then degraded once the group has a dead letter. Each app first calls listMigrations() and
+// applyMigrations() (src/migrations.check.ts), so both builds must find the package's migrations/. Prints a table; exits non-zero on any failure.
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -105,6 +106,9 @@ async function exercise(appDir, nodeBin, redisUrl, label) {
       if (app.exitCode !== null || app.signalCode !== null) throw new Error(`the app exited (${app.exitCode ?? app.signalCode})`);
       return output.includes('fixture ready');
     }, 'the app to start');
+    // listMigrations() and applyMigrations() from the build this app loads (dist/cjs or dist/).
+    const migrations = /fixture migrations (\S+)/.exec(output)?.[1];
+    if (migrations !== '001_inbox.sql,002_outbox.sql') throw new Error(`migrations: ${migrations ?? 'no line'}`);
     const pipeline = redis.pipeline();
     for (let i = 0; i < EVENTS; i++) {
       pipeline.xadd(
@@ -147,7 +151,7 @@ async function exercise(appDir, nodeBin, redisUrl, label) {
     app.kill('SIGTERM');
     const end = await Promise.race([exited, new Promise((r) => setTimeout(() => r(null), 15_000))]);
     if (!end) throw new Error('the app did not end within 15 s of SIGTERM');
-    return `${EVENTS} handled, pending 0, ready ${up.body.details['redis-streams'].status} → ${details.status}${details.degraded ? ' (degraded: true)' : ''}`;
+    return `migrations ${migrations}; ${EVENTS} handled, pending 0, ready ${up.body.details['redis-streams'].status} → ${details.status}${details.degraded ? ' (degraded: true)' : ''}`;
   } catch (err) {
     err.message += `\napp output:\n${output.slice(-2000)}`;
     throw err;

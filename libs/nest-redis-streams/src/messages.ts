@@ -1,9 +1,9 @@
 /** User-facing messages: full sentences naming the value and the fix. */
 export const MESSAGES = {
   notListening: 'RedisStreamsServer is not listening yet: call app.listen() / startAllMicroservices() before unwrap().',
-  redisUnreachable: (where: string, cause: string) =>
-    `Could not reach Redis at ${where} (${cause}). Start Redis, or set the "connection" option ` +
-    'or REDIS_URL to where it runs (docker compose up -d redis starts one).',
+  redisUnreachable: (where: string, cause: string, setting = 'set the "connection" option or REDIS_URL') =>
+    `Could not reach Redis at ${where} (${cause}). Start Redis, or ${setting} to where it runs ` +
+    '(docker compose up -d redis starts one).',
   positiveInteger: (option: string, value: unknown, where: string) =>
     `Option "${option}" must be a positive integer${where}, got ${JSON.stringify(value)}.`,
   badString: (option: string, value: unknown, where: string) =>

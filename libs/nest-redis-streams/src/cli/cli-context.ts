@@ -5,17 +5,17 @@ import { connectOrExplain } from '../redis/connect.js';
 import { createRedisConnection } from '../redis/connection.factory.js';
 import { StreamOperations, type StreamOperationsOptions } from '../operations/stream-operations.js';
 import { type Parsed, stringOption } from './cli-args.js';
+import { type Output, STD_OUTPUT } from './output.js';
 import { UsageError } from './usage.error.js';
 
-/** What a command runs with: the operations service, who acts, and where output goes. */
-export interface CliContext {
+/** What a command runs with: the operations service, who acts, and where output goes (escaped). */
+export interface CliContext extends Output {
   ops: StreamOperations;
   redis: Redis;
   actor: string;
   json: boolean;
   /** The environment the command line runs with (DATABASE_URL for `reconcile`). */
   env: NodeJS.ProcessEnv;
-  print(text: string): void;
 }
 
 /** `--url` (comma-separated seeds with `--cluster`), else REDIS_URL, else redis://127.0.0.1:6379. */
@@ -43,7 +43,7 @@ export async function openContext(
 ): Promise<CliContext> {
   const connection = connectionFrom(parsed, env);
   const redis = createRedisConnection(connection, 'cli', { maxRetriesPerRequest: 1, retryStrategy: () => null });
-  await connectOrExplain(redis, connection);
+  await connectOrExplain(redis, connection, 'pass --url redis://host:6379 (or set REDIS_URL)');
   const dlq = stringOption(parsed, 'dead-letter-stream');
   const streams = dlq
     ? options.streams?.map((s) => (typeof s === 'string' ? { stream: s, deadLetterStream: dlq } : s))
@@ -54,6 +54,6 @@ export async function openContext(
     actor: stringOption(parsed, 'actor') ?? `cli:${userInfo().username}@${hostname()}`,
     json: parsed.values.json === true,
     env,
-    print: (text) => process.stdout.write(`${text}\n`),
+    ...STD_OUTPUT,
   };
 }

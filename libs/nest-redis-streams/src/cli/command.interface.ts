@@ -10,8 +10,11 @@ export interface Command {
   /** The full help text (usage, arguments, options, examples). */
   help: string;
   options: OptionSpecs;
-  /** Checks the arguments before connecting; returns the streams the command acts on, if any. */
-  prepare(parsed: Parsed): StreamOperationsOptions;
+  /**
+   * Checks every argument (and setting from `env`) before connecting, so that bad input is a
+   * usage error (exit 2) whether Redis answers or not; returns the streams the command acts on.
+   */
+  prepare(parsed: Parsed, env: NodeJS.ProcessEnv): StreamOperationsOptions;
   /** Runs it; resolves with the exit code. */
   run(ctx: CliContext, parsed: Parsed): Promise<number>;
 }

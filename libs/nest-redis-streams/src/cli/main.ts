@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { escapeControls } from './output.js';
 import { runCli } from './run-cli.js';
 
 // The `nest-redis-streams` command: see run-cli.ts. Exit codes are in cli.constants.ts.
@@ -7,7 +8,7 @@ runCli(process.argv.slice(2), process.env).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`${escapeControls(err instanceof Error ? err.message : String(err))}\n`);
     process.exitCode = 4;
   },
 );

@@ -11,6 +11,7 @@ import { reconcileCommand } from './commands/reconcile.command.js';
 import { setidCommand } from './commands/setid.command.js';
 import { statusCommand } from './commands/status.command.js';
 import { trimCommand } from './commands/trim.command.js';
+import { escapeControls, STD_OUTPUT } from './output.js';
 import { UsageError } from './usage.error.js';
 
 export const COMMANDS: Command[] = [
@@ -45,15 +46,20 @@ function overviewHelp(): string {
  */
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
+  if (name === undefined) {
+    // A cron line that lost its arguments must not pass as a successful check.
+    STD_OUTPUT.warn(`${overviewHelp()}\n\nNo command given: name one of ${COMMANDS.map((c) => c.name).join(', ')}.`);
+    return EXIT.usage;
+  }
+  if (name === 'help' || name === '--help' || name === '-h') {
     const command = COMMANDS.find((c) => c.name === rest[0]);
-    process.stdout.write(`${command ? command.help : overviewHelp()}\n`);
+    STD_OUTPUT.print(command ? command.help : overviewHelp());
     return EXIT.ok;
   }
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
-    process.stderr.write(
-      `Unknown command "${name}". Commands: ${COMMANDS.map((c) => c.name).join(', ')}. Run "${BIN} --help".\n`,
+    STD_OUTPUT.warn(
+      `Unknown command "${escapeControls(name)}". Commands: ${COMMANDS.map((c) => c.name).join(', ')}. Run "${BIN} --help".`,
     );
     return EXIT.usage;
   }
@@ -61,14 +67,15 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv): Promise<nu
   try {
     const parsed = parse(command.name, rest, command.options);
     if (parsed.values.help) {
-      process.stdout.write(`${command.help}\n`);
+      STD_OUTPUT.print(command.help);
       return EXIT.ok;
     }
-    const options = command.prepare(parsed);
+    const options = command.prepare(parsed, env);
     ctx = await openContext(parsed, env, options);
     return await command.run(ctx, parsed);
   } catch (err) {
-    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    // One line: a name inside the message cannot start a line of its own.
+    STD_OUTPUT.warn(escapeControls(err instanceof Error ? err.message : String(err)));
     if (err instanceof UsageError) return EXIT.usage;
     if (err instanceof OperationError) return err.kind === 'bad-request' ? EXIT.usage : EXIT.refused;
     return EXIT.error;

@@ -1,21 +1,20 @@
+import { escapeControls } from './output.js';
+
 const GAP = '  ';
 
-/** A fixed-width table: headers, a rule, rows; columns listed in `right` are right-aligned. */
+/**
+ * A fixed-width table: headers, a rule, rows; columns listed in `right` are right-aligned. Every
+ * cell is escaped (a control character in a name would move the cursor and break the columns).
+ */
 export function formatTable(headers: string[], rows: string[][], right: ReadonlySet<number> = new Set()): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const cells = rows.map((r) => headers.map((_, i) => escapeControls(r[i] ?? '')));
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i].length)));
   const line = (values: string[]) =>
     values
-      .map((v, i) => (right.has(i) ? (v ?? '').padStart(widths[i]) : (v ?? '').padEnd(widths[i])))
+      .map((v, i) => (right.has(i) ? v.padStart(widths[i]) : v.padEnd(widths[i])))
       .join(GAP)
       .trimEnd();
-  const lines = [line(headers), widths.map((w) => '-'.repeat(w)).join(GAP), ...rows.map(line)];
+  const lines = [line(headers), widths.map((w) => '-'.repeat(w)).join(GAP), ...cells.map(line)];
   if (rows.length === 0) lines.push('(none)');
   return lines.join('\n');
-}
-
-/** Control characters in a value would move a terminal's cursor or change its colours: show them escaped. */
-export function printable(value: string, max = 80): string {
-  // eslint-disable-next-line no-control-regex
-  const safe = value.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-  return safe.length > max ? `${safe.slice(0, max - 1)}…` : safe;
 }

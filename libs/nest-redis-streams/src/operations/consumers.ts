@@ -25,7 +25,9 @@ const HELD_SAMPLE = 10;
 const HAND_OVER_BATCH = 500;
 
 function noGroup(err: unknown, stream: string, group: string): never {
-  if (isNoGroupError(err)) throw new OperationError('not-found', OPERATIONS_MESSAGES.noGroup(stream, group));
+  // XINFO CONSUMERS on a missing stream answers "ERR no such key", not NOGROUP.
+  if (isNoGroupError(err) || /no such key/i.test(String(err)))
+    throw new OperationError('not-found', OPERATIONS_MESSAGES.noGroup(stream, group));
   throw err;
 }
 

@@ -1,3 +1,9 @@
+/** An ISO date when Date can hold the time (ms since the epoch), else the milliseconds. */
+export function timeText(ms: number): string {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? `${ms} ms since the epoch` : date.toISOString();
+}
+
 /** Messages of the operations layer: full sentences that name the value and the way out. */
 export const OPERATIONS_MESSAGES = {
   noGroup: (stream: string, group: string) => `Stream "${stream}" has no consumer group "${group}".`,
@@ -6,6 +12,12 @@ export const OPERATIONS_MESSAGES = {
     `Entry ${id} is not pending in group "${group}" of stream "${stream}" (already acknowledged, or never delivered).`,
   badId: (what: string, value: string) =>
     `${what} must be a stream id like 1700000000000-0 (or a millisecond time), got "${value}".`,
+  idOutOfRange: (what: string, value: string, max: string) =>
+    `${what} "${value}" is out of range: both parts of a stream id (<ms>-<seq>) are at most ${max}.`,
+  cursorPastEnd: (stream: string, group: string, to: string, lastId: string, until: number) =>
+    `Moving the cursor of group "${group}" (stream "${stream}") to ${to} puts it past the stream's last entry ${lastId}: ` +
+    `every entry added before ${timeText(until)} would be skipped, never delivered. Pick an id or time up to ` +
+    'the last entry (or the end), or force it.',
   badTime: (value: string) =>
     `A time must be milliseconds since the epoch or an ISO date (2024-05-01T12:00:00Z), got "${value}".`,
   badName: (what: string, value: unknown) => `${what} must be a non-empty string, got ${JSON.stringify(value)}.`,

@@ -5,20 +5,31 @@ const ID = /^(\d{1,20})(?:-(\d{1,20}))?$/;
 
 /** The largest sequence number of a millisecond: `<ms>-MAX_SEQ` is the last id of that ms. */
 export const MAX_SEQ = '18446744073709551615';
+const MAX_PART = BigInt(MAX_SEQ);
 
-/** `1700000000000-3` as is, `1700000000000` as `1700000000000-0`; anything else is refused. */
+/**
+ * `1700000000000-3` as is, `1700000000000` as `1700000000000-0`; anything else is refused, and so
+ * is a part past 2^64 - 1 (twenty digits pass the pattern; Redis would answer "Invalid stream ID").
+ */
 export function parseStreamId(value: string, what = 'An id'): string {
-  const match = ID.exec(String(value ?? '').trim());
+  const text = String(value ?? '').trim();
+  const match = ID.exec(text);
   if (!match) throw new OperationError('bad-request', OPERATIONS_MESSAGES.badId(what, String(value)));
-  return `${match[1]}-${match[2] ?? '0'}`;
+  const ms = match[1];
+  const seq = match[2] ?? '0';
+  if (BigInt(ms) > MAX_PART || BigInt(seq) > MAX_PART)
+    throw new OperationError('bad-request', OPERATIONS_MESSAGES.idOutOfRange(what, text, MAX_SEQ));
+  return `${ms}-${seq}`;
 }
 
-/** Milliseconds since the epoch from digits or an ISO date. */
+/**
+ * Milliseconds since the epoch from digits or an ISO date; past Number.MAX_SAFE_INTEGER the
+ * digits no longer say one millisecond, so they are refused.
+ */
 export function parseTime(value: string | number): number {
-  if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return Math.floor(value);
   const text = String(value ?? '').trim();
-  const ms = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
-  if (!Number.isFinite(ms) || ms < 0) throw new OperationError('bad-request', OPERATIONS_MESSAGES.badTime(text));
+  const ms = typeof value === 'number' ? Math.floor(value) : /^\d+$/.test(text) ? Number(text) : Date.parse(text);
+  if (!Number.isSafeInteger(ms) || ms < 0) throw new OperationError('bad-request', OPERATIONS_MESSAGES.badTime(text));
   return ms;
 }
 

@@ -10,9 +10,14 @@ const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * Connects a lazy connection, failing with a message that says where Redis was expected and what
- * to do. Only start-up gives up: once connected, ioredis reconnects for ever.
+ * to do (`setting`: how the caller says where Redis runs, e.g. the CLI's --url). Only start-up
+ * gives up: once connected, ioredis reconnects for ever.
  */
-export async function connectOrExplain(redis: Redis, connection: RedisConnectionOptions | undefined): Promise<void> {
+export async function connectOrExplain(
+  redis: Redis,
+  connection: RedisConnectionOptions | undefined,
+  setting?: string,
+): Promise<void> {
   let lastError = '';
   const onError = (err: Error) => (lastError = err.message || (err as NodeJS.ErrnoException).code || String(err));
   redis.on('error', onError);
@@ -29,7 +34,7 @@ export async function connectOrExplain(redis: Redis, connection: RedisConnection
     // The connection's own error (ECONNREFUSED, auth) says more than "Connection is closed".
     const cause =
       lastError || ((err as Error).message === 'timeout' ? `no answer within ${CONNECT_TIMEOUT_MS} ms` : (err as Error).message);
-    throw new Error(MESSAGES.redisUnreachable(describeConnection(connection), cause));
+    throw new Error(MESSAGES.redisUnreachable(describeConnection(connection), cause, setting));
   } finally {
     clearTimeout(timer);
     redis.off('error', onError);

@@ -1,5 +1,6 @@
 // Runs under the fixture's own Jest setup (ts-jest for the Nest 11 CommonJS app).
 import { DLQ_FIELDS, RedisStreamsContext, RedisStreamsServer, streamPattern } from 'nest-redis-streams';
+import { checkMigrations } from './migrations.check.js';
 
 describe('nest-redis-streams in this app', () => {
   it('loads with its options checked and its public names in place', () => {
@@ -8,5 +9,9 @@ describe('nest-redis-streams in this app', () => {
     expect(typeof RedisStreamsContext).toBe('function');
     expect(streamPattern('orders')).toEqual({ stream: 'orders' });
     expect(DLQ_FIELDS.reason).toBe('dlq:reason');
+  });
+
+  it('finds and applies the migrations shipped in the package', async () => {
+    expect(await checkMigrations()).toBe('001_inbox.sql,002_outbox.sql');
   });
 });

@@ -2,7 +2,8 @@ import { formatDuration } from '../../health/stats-table.js';
 import { positionals, stringOption } from '../cli-args.js';
 import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
-import { formatTable, printable } from '../table.js';
+import { escapeControls, printable } from '../output.js';
+import { formatTable } from '../table.js';
 import { UsageError } from '../usage.error.js';
 
 /** `consumers`: a group's consumers, and deleting an idle one without losing what it holds. */
@@ -39,13 +40,16 @@ Example: nest-redis-streams consumers orders payments --delete pod-3 --hand-over
       const heir = stringOption(parsed, 'hand-over-to');
       const moved = heir === undefined ? null : await ctx.ops.handOver(ctx.actor, stream, group, victim, heir);
       const result = await ctx.ops.deleteConsumer(ctx.actor, stream, group, victim);
-      if (ctx.json) ctx.print(JSON.stringify({ ...result, handedOver: moved?.moved ?? 0 }, null, 2));
-      else ctx.print(`${moved ? `handed ${moved.moved} entries to "${heir}"; ` : ''}deleted consumer "${victim}"`);
+      if (ctx.json) ctx.printJson({ ...result, handedOver: moved?.moved ?? 0 });
+      else
+        ctx.print(
+          `${moved ? `handed ${moved.moved} entries to "${escapeControls(heir ?? '')}"; ` : ''}deleted consumer "${escapeControls(victim)}"`,
+        );
       return EXIT.ok;
     }
     const consumers = await ctx.ops.consumers(stream, group);
     if (ctx.json) {
-      ctx.print(JSON.stringify(consumers, null, 2));
+      ctx.printJson(consumers);
       return EXIT.ok;
     }
     const rows = consumers.map((c) => [

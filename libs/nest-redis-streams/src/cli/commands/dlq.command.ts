@@ -4,7 +4,8 @@ import { intOption, positionals, stringOption, type Parsed } from '../cli-args.j
 import type { CliContext } from '../cli-context.js';
 import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
-import { formatTable, printable } from '../table.js';
+import { escapeControls, printable } from '../output.js';
+import { formatTable } from '../table.js';
 import { UsageError } from '../usage.error.js';
 
 const ACTIONS = ['list', 'show', 'redrive', 'discard'];
@@ -59,6 +60,8 @@ Exit codes: 0 done, 2 bad arguments, 3 a record is missing or is a tombstone, 4 
       throw new UsageError('"dlq redrive" takes either ids or --all/--reason/--group, not both.');
     }
     for (const id of ids) parseStreamId(id, 'A dead-letter id');
+    const after = stringOption(parsed, 'after');
+    if (after !== undefined) parseStreamId(after, '--after');
     intOption(parsed, 'count', 1);
     return { streams: [stream] };
   },
@@ -69,13 +72,13 @@ Exit codes: 0 done, 2 bad arguments, 3 a record is missing or is a tombstone, 4 
     if (action === 'redrive' && bulk(parsed)) {
       const filter = { reason: stringOption(parsed, 'reason'), group: stringOption(parsed, 'group') };
       const report = await ctx.ops.redriveMatching(ctx.actor, stream, filter);
-      if (ctx.json) ctx.print(JSON.stringify(report, null, 2));
+      if (ctx.json) ctx.printJson(report);
       else {
-        for (const { id, newId } of report.redriven) ctx.print(`re-driven ${id} -> ${stream} ${newId}`);
+        for (const { id, newId } of report.redriven) ctx.print(`re-driven ${id} -> ${escapeControls(stream)} ${newId}`);
         ctx.print(
           `${report.redriven.length} re-driven, ${report.tombstones} tombstones left, ${report.failed.length} failed${report.more ? ' (scan limit reached: run again)' : ''}`,
         );
-        for (const f of report.failed) process.stderr.write(`${f.id}: ${f.error}\n`);
+        for (const f of report.failed) ctx.warn(`${f.id}: ${escapeControls(f.error)}`);
       }
       return report.failed.length > 0 ? EXIT.refused : EXIT.ok;
     }
@@ -85,9 +88,10 @@ Exit codes: 0 done, 2 bad arguments, 3 a record is missing or is a tombstone, 4 
         action === 'redrive' ? await ctx.ops.redrive(ctx.actor, stream, id) : await ctx.ops.discard(ctx.actor, stream, id),
       );
     }
-    if (ctx.json) ctx.print(JSON.stringify(results, null, 2));
+    if (ctx.json) ctx.printJson(results);
     else
-      for (const r of results) ctx.print('newId' in r ? `re-driven ${r.id} -> ${stream} ${r.newId}` : `discarded ${r.discarded}`);
+      for (const r of results)
+        ctx.print('newId' in r ? `re-driven ${r.id} -> ${escapeControls(stream)} ${r.newId}` : `discarded ${r.discarded}`);
     return EXIT.ok;
   },
 };
@@ -105,7 +109,7 @@ async function list(ctx: CliContext, parsed: Parsed, stream: string): Promise<nu
   });
   const tally = await ctx.ops.tallyDeadLetters(stream);
   if (ctx.json) {
-    ctx.print(JSON.stringify({ ...page, tally }, null, 2));
+    ctx.printJson({ ...page, tally });
     return EXIT.ok;
   }
   const rows = page.items.map((d) => [
@@ -127,10 +131,11 @@ async function list(ctx: CliContext, parsed: Parsed, stream: string): Promise<nu
 async function show(ctx: CliContext, stream: string, id: string): Promise<number> {
   const letter = await ctx.ops.deadLetter(stream, id);
   if (!letter) {
-    process.stderr.write(`No dead letter ${id} for stream "${stream}" (already re-driven or discarded).\n`);
+    ctx.warn(`No dead letter ${id} for stream "${escapeControls(stream)}" (already re-driven or discarded).`);
     return EXIT.refused;
   }
-  ctx.print(ctx.json ? JSON.stringify(letter, null, 2) : describe(letter));
+  if (ctx.json) ctx.printJson(letter);
+  else ctx.print(describe(letter));
   return EXIT.ok;
 }
 

@@ -4,7 +4,8 @@ import type { GroupOwnership } from '../../operations/ownership.js';
 import { intOption, positionals } from '../cli-args.js';
 import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
-import { formatTable, printable } from '../table.js';
+import { printable } from '../output.js';
+import { formatTable } from '../table.js';
 
 const lease = (ms: number | null) => (ms === null ? '-' : ms > 0 ? formatDuration(ms) : 'expired');
 
@@ -66,11 +67,12 @@ Example: nest-redis-streams ownership orders billing --max-unowned 0`,
         `Group "${group}" of stream "${stream}" has no ownership keys: its handlers consume shared (no ownership: 'exclusive'), or none has started yet.`,
       );
     }
-    ctx.print(ctx.json ? JSON.stringify(ownership, null, 2) : formatOwnership(ownership));
+    if (ctx.json) ctx.printJson(ownership);
+    else ctx.print(formatOwnership(ownership));
     const limit = intOption(parsed, 'max-unowned');
     if (limit !== undefined && ownership.unowned.length > limit) {
-      process.stderr.write(
-        `Stream "${ownership.stream}" group "${group}": ${ownership.unowned.length} partitions have no live owner (${ownership.unowned.join(' ')}), above --max-unowned ${limit}.\n`,
+      ctx.warn(
+        `Stream "${printable(ownership.stream)}" group "${printable(group)}": ${ownership.unowned.length} partitions have no live owner (${ownership.unowned.join(' ')}), above --max-unowned ${limit}.`,
       );
       return EXIT.checkFailed;
     }

@@ -1,9 +1,10 @@
 import { formatDuration } from '../../health/stats-table.js';
 import { parseStreamId, parseTime } from '../../operations/stream-position.js';
-import { intOption, positionals, stringOption } from '../cli-args.js';
+import { intOption, type Parsed, positionals, stringOption } from '../cli-args.js';
 import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
-import { formatTable, printable } from '../table.js';
+import { printable } from '../output.js';
+import { formatTable } from '../table.js';
 
 /** `pending`: a page of a group's PEL (who holds what, for how long, how often delivered). */
 export const pendingCommand: Command = {
@@ -29,23 +30,14 @@ Example: nest-redis-streams pending orders payments --consumer pod-7 --count 20`
   },
   prepare(parsed) {
     const [stream] = positionals('pending', parsed, ['stream', 'group']);
-    intOption(parsed, 'count', 1);
+    pageOf(parsed);
     return { streams: [stream] };
   },
   async run(ctx, parsed) {
     const [stream, group] = parsed.positionals;
-    const after = stringOption(parsed, 'after');
-    const from = stringOption(parsed, 'from');
-    const to = stringOption(parsed, 'to');
-    const page = await ctx.ops.pending(stream, group, {
-      consumer: stringOption(parsed, 'consumer'),
-      after: after === undefined ? undefined : parseStreamId(after, '--after'),
-      from: from === undefined ? undefined : parseTime(from),
-      to: to === undefined ? undefined : parseTime(to),
-      count: Math.min(intOption(parsed, 'count', 1) ?? 50, 1_000),
-    });
+    const page = await ctx.ops.pending(stream, group, { consumer: stringOption(parsed, 'consumer'), ...pageOf(parsed) });
     if (ctx.json) {
-      ctx.print(JSON.stringify(page, null, 2));
+      ctx.printJson(page);
       return EXIT.ok;
     }
     const rows = page.items.map((e) => [
@@ -60,3 +52,16 @@ Example: nest-redis-streams pending orders payments --consumer pod-7 --count 20`
     return EXIT.ok;
   },
 };
+
+/** The page asked for; checked in prepare, before connecting. */
+function pageOf(parsed: Parsed): { after?: string; from?: number; to?: number; count: number } {
+  const after = stringOption(parsed, 'after');
+  const from = stringOption(parsed, 'from');
+  const to = stringOption(parsed, 'to');
+  return {
+    after: after === undefined ? undefined : parseStreamId(after, '--after'),
+    from: from === undefined ? undefined : parseTime(from),
+    to: to === undefined ? undefined : parseTime(to),
+    count: Math.min(intOption(parsed, 'count', 1) ?? 50, 1_000),
+  };
+}

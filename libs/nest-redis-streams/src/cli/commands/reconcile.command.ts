@@ -6,7 +6,8 @@ import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
 import { databaseUrlFrom, loadPg, openDatabase } from '../database-connection.js';
 import { reconcileWindow } from '../reconcile-window.js';
-import { formatTable, printable } from '../table.js';
+import { escapeControls, printable } from '../output.js';
+import { formatTable } from '../table.js';
 import { UsageError } from '../usage.error.js';
 
 const REQUIRED = ['stream', 'group', 'handler'] as const;
@@ -50,7 +51,7 @@ Example: nest-redis-streams reconcile --database-url postgres://app@db:5432/shop
     since: { type: 'string' },
     until: { type: 'string' },
   },
-  prepare(parsed) {
+  prepare(parsed, env) {
     const missing = REQUIRED.filter((name) => !stringOption(parsed, name));
     if (missing.length > 0) {
       throw new UsageError(
@@ -63,7 +64,8 @@ Example: nest-redis-streams reconcile --database-url postgres://app@db:5432/shop
       );
     }
     reconcileWindow(stringOption(parsed, 'since'), stringOption(parsed, 'until'));
-    if (stringOption(parsed, 'database-url') !== undefined) databaseUrlFrom(parsed, {});
+    // Before connecting to Redis: a missing database URL is a usage error whether Redis answers or not.
+    databaseUrlFrom(parsed, env);
     // Before connecting anywhere: without node-postgres the command cannot run at all.
     loadPg();
     return { streams: [stringOption(parsed, 'stream') as string] };
@@ -91,11 +93,13 @@ Example: nest-redis-streams reconcile --database-url postgres://app@db:5432/shop
       await database.close();
     }
     const scope = { stream, group, handler, from: window.from.toISOString(), to: window.to.toISOString(), deadLetterStream };
-    if (ctx.json) ctx.print(JSON.stringify({ ...scope, ...report }, null, 2));
+    if (ctx.json) ctx.printJson({ ...scope, ...report });
     else printReport(ctx, scope, report);
     const failures = failureLines(report);
     if (failures.length === 0) return EXIT.ok;
-    process.stderr.write(`Not reconciled (${stream} -> ${group} / ${handler}): ${failures.join('; ')}.\n`);
+    ctx.warn(
+      `Not reconciled (${escapeControls(stream)} -> ${escapeControls(group)} / ${escapeControls(handler)}): ${failures.join('; ')}.`,
+    );
     return EXIT.checkFailed;
   },
 };

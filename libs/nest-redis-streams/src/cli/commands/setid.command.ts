@@ -1,8 +1,11 @@
+import { formatDuration } from '../../health/stats-table.js';
 import type { CursorPreview, CursorTarget } from '../../operations/group-cursor.js';
+import { timeText } from '../../operations/operations.messages.js';
 import { parseStreamId, parseTime } from '../../operations/stream-position.js';
 import { positionals, stringOption, type Parsed } from '../cli-args.js';
 import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
+import { escapeControls } from '../output.js';
 import { UsageError } from '../usage.error.js';
 
 /** `setid`: move a group's cursor (XGROUP SETID), with a dry run that counts what it would do. */
@@ -17,11 +20,13 @@ the entries up to it are never delivered (skipped). Pending entries are not touc
   --time <t>    deliver every entry from this time on (ms since the epoch or an ISO date)
   --end         skip everything in the stream now
   --dry-run     only say how many entries would be re-delivered or skipped
-  --force       move it although consumers of the group are active (they race the move)
+  --force       move it although consumers of the group are active (they race the move), or
+                past the stream's last entry (entries added until then are skipped too)
 
 ${COMMON_HELP}
 
-Exit codes: 0 done (or previewed), 2 bad arguments, 3 refused (active consumers) or no such group.
+Exit codes: 0 done (or previewed), 2 bad arguments, 3 refused (active consumers, or past the
+stream's last entry) or no such group.
 Example: nest-redis-streams setid orders payments --time 2024-05-01T12:00:00Z --dry-run`,
   options: {
     id: { type: 'string' },
@@ -41,7 +46,7 @@ Example: nest-redis-streams setid orders payments --time 2024-05-01T12:00:00Z --
     const preview = dryRun
       ? await ctx.ops.previewCursor(stream, group, target(parsed))
       : await ctx.ops.setCursor(ctx.actor, stream, group, target(parsed), parsed.values.force === true);
-    if (ctx.json) ctx.print(JSON.stringify({ dryRun, ...preview }, null, 2));
+    if (ctx.json) ctx.printJson({ dryRun, ...preview });
     else ctx.print(describe(preview, dryRun));
     return EXIT.ok;
   },
@@ -62,7 +67,7 @@ function target(parsed: Parsed): CursorTarget {
   return { end: true };
 }
 
-function describe(p: CursorPreview, dryRun: boolean): string {
+function describe(p: CursorPreview, dryRun: boolean, now = Date.now()): string {
   const count = `${p.entries}${p.capped ? '+' : ''}`;
   const effect =
     p.effect === 'none'
@@ -71,10 +76,18 @@ function describe(p: CursorPreview, dryRun: boolean): string {
         ? `${count} entries ${dryRun ? 'would be' : 'will be'} delivered again`
         : `${count} entries ${dryRun ? 'would be' : 'are'} skipped (never delivered)`;
   const lines = [
-    `${dryRun ? 'dry run' : 'moved'}: group "${p.group}" of "${p.stream}" from ${p.from} to ${p.to}`,
+    `${dryRun ? 'dry run' : 'moved'}: group "${escapeControls(p.group)}" of "${escapeControls(p.stream)}" from ${p.from} to ${p.to}`,
     `${effect}; ${p.pending} pending entries stay pending`,
   ];
+  if (p.pastEnd && p.skipsAddedUntil !== null) {
+    const ahead = p.skipsAddedUntil - now;
+    lines.push(
+      `! past the stream's last entry ${p.lastId}: every entry added before ${timeText(p.skipsAddedUntil)}${ahead > 0 ? ` (${formatDuration(ahead)} from now)` : ''} ${dryRun ? 'would be' : 'is'} skipped too${dryRun ? ' (the move needs --force)' : ''}`,
+    );
+  }
   if (p.activeConsumers.length > 0)
-    lines.push(`active consumers: ${p.activeConsumers.join(', ')}${dryRun ? ' (the move needs --force)' : ''}`);
+    lines.push(
+      `active consumers: ${p.activeConsumers.map((c) => escapeControls(c)).join(', ')}${dryRun ? ' (the move needs --force)' : ''}`,
+    );
   return lines.join('\n');
 }

@@ -4,7 +4,7 @@ import { partitionOfKey } from '../../operations/ownership.js';
 import { intOption } from '../cli-args.js';
 import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
-import { printable } from '../table.js';
+import { escapeControls, printable } from '../output.js';
 
 type Gate = { option: string; figure: (g: GroupOverview) => number | null; what: string };
 
@@ -34,7 +34,8 @@ Limits:
 
 ${COMMON_HELP}
 
-Exit codes: 0 within limits, 1 a limit exceeded, 2 bad arguments, 4 Redis unreachable.
+Exit codes: 0 within limits, 1 a limit exceeded, 2 bad arguments, 3 a --stream without groups
+(or missing), 4 Redis unreachable.
 Example: nest-redis-streams status --max-lag 10000 --url redis://redis:6379`,
   options: {
     stream: { type: 'string', multiple: true },
@@ -57,20 +58,33 @@ Example: nest-redis-streams status --max-lag 10000 --url redis://redis:6379`,
       if (limit === undefined) continue;
       for (const g of groups) {
         const figure = gate.figure(g);
-        if (g.error) breaches.push(`Stream "${g.stream}" group "${g.group}": ${g.error}`);
+        const where = `Stream "${escapeControls(g.stream)}" group "${escapeControls(g.group)}"`;
+        if (g.error) breaches.push(`${where}: ${escapeControls(g.error)}`);
         else if (figure !== null && figure > limit)
-          breaches.push(`Stream "${g.stream}" group "${g.group}": ${gate.what} is ${figure}, above --${gate.option} ${limit}.`);
+          breaches.push(`${where}: ${gate.what} is ${figure}, above --${gate.option} ${limit}.`);
       }
     }
-    if (ctx.json) ctx.print(JSON.stringify({ streams: overview, breaches }, null, 2));
+    if (ctx.json) ctx.printJson({ streams: overview, breaches });
     else {
-      ctx.print(formatStatsTable(groups));
+      // The stats table is the health module's (it pads raw names): it gets them escaped.
+      ctx.print(
+        formatStatsTable(groups.map((g) => ({ ...g, stream: escapeControls(g.stream), group: escapeControls(g.group) }))),
+      );
       const flagged = groups.filter((g) => g.badges.length > 0 || g.error);
-      for (const g of flagged) ctx.print(`! ${g.stream} / ${g.group}: ${g.error ?? g.badges.join(', ')}`);
+      for (const g of flagged)
+        ctx.print(
+          `! ${escapeControls(g.stream)} / ${escapeControls(g.group)}: ${escapeControls(g.error ?? g.badges.join(', '))}`,
+        );
       for (const line of ownershipLines(groups)) ctx.print(line);
     }
-    for (const breach of [...new Set(breaches)]) process.stderr.write(`${breach}\n`);
-    return breaches.length > 0 ? EXIT.checkFailed : EXIT.ok;
+    for (const breach of [...new Set(breaches)]) ctx.warn(breach);
+    if (breaches.length > 0) return EXIT.checkFailed;
+    // A gate on a named stream must not pass because the stream is gone (renamed, flushed).
+    const named = (parsed.values.stream as string[] | undefined) ?? [];
+    const empty = overview.filter((s) => named.includes(s.stream) && s.groups.length === 0);
+    for (const s of empty)
+      ctx.warn(`Stream "${escapeControls(s.stream)}" does not exist or has no consumer groups: nothing to check.`);
+    return empty.length > 0 ? EXIT.refused : EXIT.ok;
   },
 };
 

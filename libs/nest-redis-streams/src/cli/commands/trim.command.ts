@@ -1,6 +1,8 @@
+import { OperationError } from '../../operations/operation.error.js';
 import { intOption, positionals } from '../cli-args.js';
 import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
+import { escapeControls } from '../output.js';
 import { UsageError } from '../usage.error.js';
 
 /** `trim --safe`: trim a stream without deleting what a consumer group still needs. */
@@ -17,6 +19,7 @@ command only trims safely and --safe must be given.
 
 ${COMMON_HELP}
 
+Exit codes: 0 done, 2 bad arguments, 3 no such stream, 4 Redis failed.
 Example: nest-redis-streams trim orders --safe --max-len 100000`,
   options: {
     safe: { type: 'boolean' },
@@ -38,14 +41,19 @@ Example: nest-redis-streams trim orders --safe --max-len 100000`,
   },
   async run(ctx, parsed) {
     const [stream] = parsed.positionals;
+    // XINFO STREAM, not EXISTS: the operator's ACL in the README grants the one and not the other.
+    await ctx.redis.xinfo('STREAM', stream).catch((err: Error) => {
+      if (!/no such key/i.test(err.message)) throw err;
+      throw new OperationError('not-found', `Stream "${stream}" does not exist: nothing to trim (check the key, and --url).`);
+    });
     const result = await ctx.ops.trim(ctx.actor, stream, {
       maxLen: intOption(parsed, 'max-len', 0),
       minIdAgeMs: intOption(parsed, 'min-age', 1),
     });
-    if (ctx.json) ctx.print(JSON.stringify(result, null, 2));
+    if (ctx.json) ctx.printJson(result);
     else
       ctx.print(
-        `trimmed ${result.removed} entries from "${stream}" (${result.method}${result.floor ? `, floor ${result.floor}` : ''})`,
+        `trimmed ${result.removed} entries from "${escapeControls(stream)}" (${result.method}${result.floor ? `, floor ${result.floor}` : ''})`,
       );
     return EXIT.ok;
   },

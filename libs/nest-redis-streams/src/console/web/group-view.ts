@@ -26,6 +26,8 @@ interface Preview {
   capped: boolean;
   pending: number;
   activeConsumers: string[];
+  lastId: string;
+  pastEnd: boolean;
 }
 
 /** The payload: each field, values that are JSON as a tree. */
@@ -230,7 +232,7 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
                   h(
                     'p',
                     { 'data-test': 'preview' },
-                    `Dry run: ${p.from} → ${p.to}: ${what}; ${p.pending} pending stay pending.${p.activeConsumers.length ? ` Active consumers: ${p.activeConsumers.join(', ')}.` : ''}`,
+                    `Dry run: ${p.from} → ${p.to}: ${what}; ${p.pending} pending stay pending.${p.activeConsumers.length ? ` Active consumers: ${p.activeConsumers.join(', ')}.` : ''}${p.pastEnd ? ` Past the last entry ${p.lastId}: entries added with ids up to ${p.to} would be skipped too.` : ''}`,
                   ),
                   writable
                     ? h(
@@ -238,8 +240,11 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
                         {
                           class: 'danger',
                           onclick: () => {
-                            const force =
-                              p.activeConsumers.length > 0 && confirm('Consumers are active. Move the cursor anyway (force)?');
+                            const why = [
+                              p.activeConsumers.length > 0 ? 'Consumers are active.' : '',
+                              p.pastEnd ? 'The cursor would be past the last entry: new entries would be skipped.' : '',
+                            ].join(' ');
+                            const force = why.trim() !== '' && confirm(`${why.trim()} Move the cursor anyway (force)?`);
                             void act('Move cursor', () => post('cursor', { stream, group, ...target(), force }), rerender);
                           },
                         },

@@ -1,10 +1,28 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { SqlDatabase } from '../sql-database.interface.js';
 
-/** The package's `migrations/` folder: src/ and dist/ sit at the same depth below the package root. */
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
+const PACKAGE_NAME = 'nest-redis-streams';
+
+/**
+ * The folder of the nearest `package.json` named nest-redis-streams above `dir`. The module sits
+ * at different depths below the package root (src/ and dist/ at one, dist/cjs/ one deeper, with
+ * its own nameless package.json), so a fixed relative path is right in one build only.
+ */
+function packageRoot(dir: string): string | null {
+  for (let at = dir; ; at = dirname(at)) {
+    const manifest = join(at, 'package.json');
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === PACKAGE_NAME)
+      return at;
+    if (dirname(at) === at) return null;
+  }
+}
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+/** The package's `migrations/` folder (beside its package.json, whichever build is loaded). */
+export const MIGRATIONS_DIR = join(packageRoot(HERE) ?? join(HERE, '../../..'), 'migrations');
 
 /** One migration file of the package. */
 export interface Migration {
@@ -15,6 +33,11 @@ export interface Migration {
 
 /** The SQL migrations shipped with the package, in the order they apply. */
 export function listMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
+  if (!existsSync(dir)) {
+    throw new Error(
+      `The migrations folder ${dir} does not exist: the package's migrations/ folder is missing from the installed package (it ships beside its package.json), or the path passed to listMigrations is wrong.`,
+    );
+  }
   return readdirSync(dir)
     .filter((name) => name.endsWith('.sql'))
     .sort()

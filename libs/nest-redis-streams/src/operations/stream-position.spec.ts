@@ -1,0 +1,29 @@
+import { OperationError } from './operation.error.js';
+import { parseStreamId, parseTime } from './stream-position.js';
+
+const refused = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (err) {
+    return err instanceof OperationError ? `${err.kind}: ${err.message}` : `not an OperationError: ${String(err)}`;
+  }
+  return 'accepted';
+};
+
+describe('stream ids and times from user input', () => {
+  it('takes ids up to 2^64 - 1 in each part and refuses one past it, naming the value', () => {
+    expect(parseStreamId('18446744073709551615-18446744073709551615')).toBe('18446744073709551615-18446744073709551615');
+    expect(parseStreamId('1700000000000')).toBe('1700000000000-0');
+    expect(refused(() => parseStreamId('18446744073709551616', '--id'))).toBe(
+      'bad-request: --id "18446744073709551616" is out of range: both parts of a stream id (<ms>-<seq>) are at most 18446744073709551615.',
+    );
+    expect(refused(() => parseStreamId('1-99999999999999999999', '--id'))).toMatch(/^bad-request: --id "1-9+" is out of range/);
+  });
+
+  it('refuses a time whose milliseconds a number cannot hold exactly', () => {
+    expect(parseTime('1700000000000')).toBe(1700000000000);
+    expect(parseTime(String(Number.MAX_SAFE_INTEGER))).toBe(Number.MAX_SAFE_INTEGER);
+    expect(refused(() => parseTime('99999999999999999999'))).toMatch(/^bad-request: A time must be milliseconds/);
+    expect(refused(() => parseTime(Number.NaN))).toMatch(/^bad-request/);
+  });
+});

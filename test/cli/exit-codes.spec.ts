@@ -1,0 +1,79 @@
+import { redisClient, unique } from '../support/helpers.js';
+import { runCli } from './run-cli.js';
+
+const redis = redisClient();
+afterAll(() => redis.quit());
+
+/** Nothing listens there: a command that connects before checking its arguments exits 4, not 2. */
+const NOWHERE = 'redis://127.0.0.1:1';
+
+describe("the CLI's exit codes follow the README's table (0 ok, 1 limit, 2 usage, 3 refused/not found, 4 unreachable)", () => {
+  it('a stream id past 2^64 - 1 is a usage error (2) naming the value, wherever an id is taken', async () => {
+    const stream = unique('exit');
+    await redis.xgroup('CREATE', stream, 'g', '0', 'MKSTREAM');
+    const cases: string[][] = [
+      ['setid', stream, 'g', '--id', '99999999999999999999'],
+      ['setid', stream, 'g', '--id', '1-99999999999999999999'],
+      ['pending', stream, 'g', '--after', '99999999999999999999-0'],
+      ['dlq', 'show', stream, '99999999999999999999-0'],
+      ['dlq', 'list', stream, '--after', '18446744073709551616-0'],
+    ];
+    for (const args of cases) {
+      const run = await runCli(args);
+      expect({ args, code: run.code }).toEqual({ args, code: 2 });
+      expect(run.stderr).toMatch(
+        /"\d+(-\d+)?" is out of range: both parts of a stream id \(<ms>-<seq>\) are at most 18446744073709551615\./,
+      );
+      expect(run.stderr).not.toMatch(/ERR|Invalid stream ID/);
+      // Checked before connecting: the same with Redis unreachable.
+      expect({ args, code: (await runCli([...args, '--url', NOWHERE])).code }).toEqual({ args, code: 2 });
+    }
+    // The largest id is still one.
+    expect((await runCli(['setid', stream, 'g', '--id', '18446744073709551615-18446744073709551615', '--dry-run'])).code).toBe(0);
+    // A time past what a millisecond count can say is refused the same way.
+    const time = await runCli(['setid', stream, 'g', '--time', '99999999999999999999', '--dry-run']);
+    expect(time.code).toBe(2);
+    expect(time.stderr).toContain('A time must be milliseconds since the epoch or an ISO date');
+  }, 60_000);
+
+  it('a missing stream or group is "not found" (3): consumers, pending, setid, trim, status --stream', async () => {
+    const missing = unique('missing');
+    for (const args of [
+      ['consumers', missing, 'g'],
+      ['pending', missing, 'g'],
+      ['setid', missing, 'g', '--end'],
+      ['trim', missing, '--safe', '--max-len', '10'],
+      ['status', '--stream', missing, '--max-lag', '0'],
+    ]) {
+      const run = await runCli(args);
+      expect({ args, code: run.code }).toEqual({ args, code: 3 });
+      expect(run.stderr).toContain(`"${missing}"`);
+    }
+  }, 60_000);
+
+  it('no arguments prints the usage on stderr and exits 2; --help exits 0', async () => {
+    const none = await runCli([]);
+    expect(none.code).toBe(2);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toContain('Usage: nest-redis-streams <command>');
+    expect(none.stderr).toContain('No command given: name one of status, pending');
+    expect((await runCli(['--help'])).code).toBe(0);
+  }, 60_000);
+
+  it('reconcile without a database URL is a usage error (2), whether Redis answers or not', async () => {
+    const args = ['reconcile', '--stream', 'orders', '--group', 'payments', '--handler', 'charge'];
+    for (const url of [process.env.REDIS_URL as string, NOWHERE]) {
+      const run = await runCli([...args, '--url', url], { DATABASE_URL: '' });
+      expect({ url, code: run.code }).toEqual({ url, code: 2 });
+      expect(run.stderr).toContain('--database-url <postgres://user@host:5432/db> is required (or set DATABASE_URL).');
+    }
+  }, 60_000);
+
+  it('Redis unreachable exits 4 with a message that says where and to pass --url', async () => {
+    const run = await runCli(['status', '--url', NOWHERE]);
+    expect(run.code).toBe(4);
+    expect(run.stderr).toContain(`Could not reach Redis at ${NOWHERE}`);
+    expect(run.stderr).toContain('pass --url redis://host:6379 (or set REDIS_URL)');
+    expect(run.stderr).not.toContain('"connection" option');
+  }, 60_000);
+});
