@@ -53,6 +53,7 @@ function setup({
     group: 'billing',
     consumer: 'c1',
     ref: (entry) => ({ stream: 'orders', group: 'billing', consumer: 'c1', id: entry.id, deliveries: entry.deliveries }),
+    mayStart: () => true,
     settled: (entry, outcome) => settled.push([entry.id, outcome]),
     settledUnexpectedly: jest.fn(),
   };
