@@ -126,11 +126,12 @@ export class AckBatcher {
       return;
     }
     if (lost === FENCED) {
-      // Kept with their waiters; see `refused`. A refusal under another generation than the
-      // one kept so far means that one was revoked: its acks are resolved first.
-      if (this.refused.length > 0 && this.refusedUnder !== generation) this.retryRefused();
+      // Kept with their waiters; see `refused`. Every id kept was refused under the generation
+      // held now: a grant or a loss resolves them all.
       this.refused.push(...ids);
       this.refusedUnder = generation;
+      // Revoked (or granted anew) while this call was in flight: that renewal will never come.
+      if (this.fence?.generation !== generation) this.retryRefused();
       return;
     }
     const lostSet = new Set(lost);
