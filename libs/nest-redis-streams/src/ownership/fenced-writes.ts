@@ -5,14 +5,14 @@ import type { PartitionFence } from './partition-fence.js';
 // are exactly the unfenced scripts with their own arguments, so shared consumption is unchanged.
 // With a fence but no generation held, nothing is sent: the entries are not this instance's.
 //
-// `'fenced'`: Redis refused the generation (the lease had run out by its clock, or another
+// FENCED: Redis refused the generation (the lease had run out by its clock, or another
 // instance owns the partition now). That says nothing about the entries yet: if nobody took the
 // partition, the next renewal keeps the generation and the write may be sent again; if somebody
 // did, the coordinator finds out and the consumer drops the partition (see README, "Exclusive
 // ownership"). Callers must not read it as "the entry belongs to another consumer".
 
 /** Redis refused the write's generation; see above. */
-export const FENCED = 'fenced';
+export const FENCED: unique symbol = Symbol('fenced');
 export type Fenced = typeof FENCED;
 
 /** nrsClaimIfOwned, fenced when `fence` is given. */
@@ -30,7 +30,17 @@ export async function claimIfOwned(
   const generation = fence.generation;
   if (generation === null) return [ids, []];
   const { ownerKey, member } = fence;
-  const reply = await redis.nrsClaimIfOwnedFenced(stream, ownerKey, member, generation, group, consumer, idleMs, retryCount, ...ids);
+  const reply = await redis.nrsClaimIfOwnedFenced(
+    stream,
+    ownerKey,
+    member,
+    generation,
+    group,
+    consumer,
+    idleMs,
+    retryCount,
+    ...ids,
+  );
   return reply ?? FENCED;
 }
 
@@ -69,6 +79,17 @@ export async function deadLetterIfOwned(
   const generation = fence.generation;
   if (generation === null) return null;
   const { ownerKey, member } = fence;
-  const reply = await redis.nrsDeadLetterIfOwnedFenced(stream, dlq, ownerKey, member, generation, group, consumer, id, requireOwner, ...rest);
+  const reply = await redis.nrsDeadLetterIfOwnedFenced(
+    stream,
+    dlq,
+    ownerKey,
+    member,
+    generation,
+    group,
+    consumer,
+    id,
+    requireOwner,
+    ...rest,
+  );
   return reply === 0 ? FENCED : reply;
 }

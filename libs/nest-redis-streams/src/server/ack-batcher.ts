@@ -1,4 +1,4 @@
-import { FENCED, ackIfOwned } from '../ownership/fenced-writes.js';
+import { FENCED, type Fenced, ackIfOwned } from '../ownership/fenced-writes.js';
 import type { PartitionFence } from '../ownership/partition-fence.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { compareEntryIds } from '../trim/stream-id.js';
@@ -110,7 +110,7 @@ export class AckBatcher {
   }
 
   private async send(ids: string[]): Promise<void> {
-    let lost: string[] | 'fenced' = [];
+    let lost: string[] | Fenced = [];
     const generation = this.fence?.generation ?? null;
     try {
       let smallest = ids[0];

@@ -251,7 +251,16 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
    */
   private async handBack(ids: string[]): Promise<void> {
     const { minIdleTimeMs } = this.subscription.options;
-    const released = await claimIfOwned(this.rt.commands, this.fence, this.stream, this.group, this.consumer, minIdleTimeMs, -1, ids);
+    const released = await claimIfOwned(
+      this.rt.commands,
+      this.fence,
+      this.stream,
+      this.group,
+      this.consumer,
+      minIdleTimeMs,
+      -1,
+      ids,
+    );
     if (released === FENCED) return;
     for (const id of released[1]) this.markTrimmed(id);
   }
