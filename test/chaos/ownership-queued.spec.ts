@@ -4,9 +4,9 @@
 // key's entries itself, in order. After SIGCONT the paused instance must not start the queued
 // entries: every handler start passes the ownership gate, not only the first one of a read.
 import { partitionStream } from 'nest-redis-streams';
-import { ownershipLedger, parseRecord } from '../workers/ownership-ledger.js';
+import { parseRecord } from '../workers/ownership-ledger.js';
 import { waitFor } from '../support/helpers.js';
-import { mark, owners, ownershipConsumer, runLog, shares, totalPending } from './support/ownership.js';
+import { mark, owners, ownershipConsumer, resumeAndSettle, runLog, shares, startsWithoutGrant } from './support/ownership.js';
 import { scenarioTest } from './support/chaos-test.js';
 import { closeOpenScenarios } from './support/scenario.js';
 
@@ -44,36 +44,10 @@ describe('chaos: exclusive ownership, entries queued behind their key', () => {
         LEASE_MS * 5,
       );
       await waitFor(async () => (await log()).includes(`end|${b.name}|q|3|${queued}`), 'b ran the key to its end', 15_000);
-      a.child.kill('SIGCONT');
-      await mark(s, 'cont', a.name);
-      await waitFor(
-        async () => (await log()).some((l) => /^(end|aborted)\|own-a\|q\|1\|/.test(l)),
-        "a's paused run of entry 1 ended",
-      );
-      await waitFor(
-        async () => Number(await s.ledger.hget(ownershipLedger(s.run).stats, `${a.name}:revoked-lost`)) >= 1,
-        'a saw its loss',
-      );
-      // Entries written after SIGCONT, handled by whoever owns their partition then: by the time
-      // they are done, a start of a's queued entries would be in the log.
-      for (let p = 0; p < PARTITIONS; p++) {
-        for (let seq = 1; seq <= 3; seq++)
-          await s.data.xadd(partitionStream(s.stream, p), '*', 'key', `after-${p}`, 'seq', String(seq));
-      }
-      await waitFor(
-        async () => (await log()).filter((l) => l.startsWith('end|') && l.includes('|after-')).length >= PARTITIONS * 3,
-        'the entries written after SIGCONT handled',
-      );
-      await waitFor(async () => (await totalPending(s.data, s.stream, PARTITIONS)) === 0, 'nothing pending');
-      const lines = await log();
-      const cont = lines.indexOf(`mark|cont|${a.name}`);
-      const granted = new Set<string>();
-      const unfenced: string[] = [];
-      for (const line of lines.slice(cont)) {
-        const r = parseRecord(line);
-        if (r.kind === 'mark' && r.consumer === 'assigned' && r.key === a.name) granted.add(r.stream);
-        if (r.kind === 'start' && r.consumer === a.name && !granted.has(r.stream)) unfenced.push(line);
-      }
+      // By the time a noticed its loss and the entries written afterwards are done, a start of a's
+      // queued entries would be in the log.
+      const lines = await resumeAndSettle(s, s.data, a, PARTITIONS, /^(end|aborted)\|own-a\|q\|1\|/, 3);
+      const unfenced = startsWithoutGrant(lines, a.name);
       const starts = lines.filter((l) => l.startsWith('start|') && l.includes('|q|')).map((l) => parseRecord(l));
       process.stdout.write(
         `ownership queued: starts of key q ${starts.map((r) => `${r.consumer}:${r.seq}`).join(', ')}; starts by a after SIGCONT without a new grant ${unfenced.length}\n`,
