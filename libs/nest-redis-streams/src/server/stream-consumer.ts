@@ -222,8 +222,8 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     if (epoch !== this.epoch) return 0;
     const heldIds = this.held.ids();
     const finished = this.acks.unsent();
-    const stillHeld = ids.filter((id) => heldIds.has(id));
-    if (stillHeld.length > 0) await this.handBack(stillHeld);
+    const hung = this.hungAmong(ids);
+    if (hung.length > 0) await this.handBack(hung);
     const fresh = ids.filter((id) => !heldIds.has(id) && !finished.has(id));
     if (fresh.length === 0) return 0;
     const rows = await this.rt.commands.nrsClaimedEntries(this.stream, this.group, ...fresh);
@@ -243,11 +243,19 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     return accepted;
   }
 
+  /** The ids among `ids` of held entries whose handler ran past maxHandlerMs (lease expired). */
+  private hungAmong(ids: string[]): string[] {
+    let hung: Set<string> | null = null;
+    for (const entry of this.held.values()) if (entry.leaseExpired) (hung ??= new Set()).add(entry.id);
+    return hung === null ? [] : ids.filter((id) => hung.has(id));
+  }
+
   /**
-   * A reclaim round claimed entries this consumer still holds: a hung handler's (past maxHandlerMs
-   * its lease is not renewed, so it turned idle), or one whose renewal failed. XAUTOCLAIM reset
-   * their idle time; left so, this consumer's every round would keep them from the instances that
-   * could run them. Their idle is set back to min-idle: any other instance's next round takes them.
+   * A reclaim round claimed entries of handlers this consumer still runs past maxHandlerMs: their
+   * lease is not renewed any more, so they turned idle for another instance to take over.
+   * XAUTOCLAIM reset their idle time; left so, this consumer's every round would keep them from
+   * the instances that could run them. Their idle is set back to min-idle: any other instance's
+   * next round takes them. (A held entry whose lease is alive keeps the claim: it acts as a renewal.)
    */
   private async handBack(ids: string[]): Promise<void> {
     const { minIdleTimeMs } = this.subscription.options;
@@ -503,7 +511,7 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     entry.batch?.entrySettled();
     // The gate refused an entry of the current epoch: end it, so that nothing read after the
     // entry starts before it (see mayStart).
-    if (outcome === 'unstarted' && entry.epoch === this.epoch) this.newEpoch();
+    if (outcome === 'unstarted' && this.fence && entry.epoch === this.epoch) this.newEpoch();
     this.startWaiting();
     this.wake?.();
     if (this.running === 0) this.idle?.();
