@@ -3,6 +3,11 @@ import { EventPattern, Payload } from '@nestjs/microservices';
 import type { RedisStreamsServer } from 'nest-redis-streams';
 import { pendingCount, redisClient, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
 
+// CommonJS helper shared with the scripts: a private redis-server, so that pausing it stalls no other test.
+const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {
+  startRedis(): Promise<{ url: string; stop(): Promise<void> }>;
+};
+
 const owned = (server: RedisStreamsServer) => server.getOwnership()[0]?.owned ?? [];
 
 /**
@@ -14,12 +19,16 @@ const owned = (server: RedisStreamsServer) => server.getOwnership()[0]?.owned ??
  * else can have written in between). The case with a taker is test/chaos/ownership-queued.spec.ts.
  */
 describe('exclusive ownership: an owner stalled past its lease, nobody taking over', () => {
-  const { redis, closers } = testContext();
+  const { closers } = testContext();
 
   it('keeps the partition and acks what it ran: no entry runs twice, nothing reported lost', async () => {
     const stream = unique('own-stall');
     const runs: number[] = [];
-    const pauser = redisClient();
+    const own = await startRedis();
+    closers.push(() => own.stop());
+    const redis = redisClient(own.url);
+    closers.push(() => redis.quit());
+    const pauser = redisClient(own.url);
     closers.push(() => pauser.quit());
     let paused = false;
     @Controller()
@@ -34,7 +43,11 @@ describe('exclusive ownership: an owner stalled past its lease, nobody taking ov
         }
       }
     }
-    const { app, server } = await startMicroservice([Handlers], { consumer: 'solo', reclaimIntervalMs: 100 });
+    const { app, server } = await startMicroservice([Handlers], {
+      connection: own.url,
+      consumer: 'solo',
+      reclaimIntervalMs: 100,
+    });
     closers.push(() => app.close());
     const lost: string[] = [];
     server.events.on('lease-lost', (e) => lost.push(e.id));
