@@ -606,7 +606,10 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
 
   /** After a grant: the partition's whole PEL becomes this consumer's, then is replayed in order. */
   private async takeOverPending(reader: PartitionReader): Promise<void> {
+    const epoch = this.epoch;
     if (!(await reader.takeOverPending((ids) => this.tombstone(ids)))) return;
+    // A grant (or a hand-over) came while it ran: the takeover of that one is still to do.
+    if (epoch !== this.epoch) return;
     this.takeover = false;
     this.replayOwnPending = true;
   }
