@@ -60,7 +60,7 @@ async function until(done: () => boolean): Promise<void> {
 }
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-function setup() {
+function setup(fence?: PartitionFence) {
   const redis = new FakeAckScript();
   const lost: string[] = [];
   const acked: number[] = [];
@@ -73,6 +73,7 @@ function setup() {
     (id) => lost.push(id),
     (count) => acked.push(count),
     (err, ids) => errors.push([err.message, ids]),
+    fence,
   );
   return { batcher, redis, lost, acked, errors };
 }
@@ -215,24 +216,13 @@ describe('AckBatcher under exclusive ownership', () => {
   // The fenced script answers null while the fence refuses the generation (its lease ran out by
   // Redis' clock), else like the unfenced one.
   function fencedSetup() {
-    const redis = new FakeAckScript();
+    const fence = new PartitionFence('owner', 'member');
+    fence.grant('7', performance.now(), 60_000);
+    const { batcher, redis, lost } = setup(fence);
     let refusing = true;
     const fenced = redis as unknown as { nrsAckIfOwnedFenced: (...args: string[]) => Promise<string[] | null> };
     fenced.nrsAckIfOwnedFenced = async (_stream, _owner, _member, _generation, group, consumer, smallest, largest, ...ids) =>
       refusing ? null : redis.nrsAckIfOwned('orders', group, consumer, smallest, largest, ...ids);
-    const fence = new PartitionFence('owner', 'member');
-    fence.grant('7', performance.now(), 60_000);
-    const lost: string[] = [];
-    const batcher = new AckBatcher(
-      redis as unknown as ScriptedRedis,
-      'orders',
-      'billing',
-      'c1',
-      (id) => lost.push(id),
-      () => undefined,
-      () => undefined,
-      fence,
-    );
     return { batcher, redis, lost, fence, allow: () => (refusing = false) };
   }
 
