@@ -11,7 +11,16 @@ import { partitionOf, partitionStream, partitionStreams } from 'nest-redis-strea
 import { slotOf } from '../../libs/nest-redis-streams/src/redis/slots.js';
 import { checkRunLog, ownershipLedger, parseRecord } from '../workers/ownership-ledger.js';
 import { waitFor } from '../support/helpers.js';
-import { mark, owners, ownershipConsumer, runLog, shares, totalPending } from './support/ownership.js';
+import {
+  mark,
+  owners,
+  ownershipConsumer,
+  resumeAndSettle,
+  runLog,
+  shares,
+  startsWithoutGrant,
+  totalPending,
+} from './support/ownership.js';
 import { scenarioTest } from './support/chaos-test.js';
 import type { Scenario } from './support/scenario.js';
 import { closeOpenScenarios } from './support/scenario.js';
@@ -150,35 +159,10 @@ describe('chaos: exclusive ownership on a Redis Cluster of 3 masters', () => {
         leaseMs * 3,
       );
       await waitFor(async () => (await log()).includes(`end|${b.name}|slow|5|${slowStream}`), 'b ran the slow key to its end');
-      a.child.kill('SIGCONT');
-      await mark(s, 'cont', a.name);
-      await waitFor(
-        async () => (await log()).some((l) => /^(end|aborted)\|own-a\|slow\|0\|/.test(l)),
-        "a's paused handler ended",
-      );
-      await waitFor(
-        async () => Number(await s.ledger.hget(ownershipLedger(s.run).stats, `${a.name}:revoked-lost`)) >= 1,
-        'a saw its loss',
-      );
-      for (let p = 0; p < partitions; p++) {
-        for (let seq = 0; seq < 5; seq++)
-          await redis.xadd(partitionStream(s.stream, p), '*', 'key', `after-${p}`, 'seq', String(seq));
-      }
-      await waitFor(
-        async () => (await log()).filter((l) => l.startsWith('end|') && l.includes('|after-')).length >= partitions * 5,
-        'the entries produced after SIGCONT handled',
-      );
-      await waitFor(async () => (await totalPending(redis, s.stream, partitions)) === 0, 'nothing pending');
-      const lines = await log();
+      const lines = await resumeAndSettle(s, redis, a, partitions, /^(end|aborted)\|own-a\|slow\|0\|/);
       const cont = lines.indexOf(`mark|cont|${a.name}`);
       // After SIGCONT, a start by a on a partition needs a fresh grant of that partition first.
-      const granted = new Set<string>();
-      const unfenced: string[] = [];
-      for (const line of lines.slice(cont)) {
-        const r = parseRecord(line);
-        if (r.kind === 'mark' && r.consumer === 'assigned' && r.key === a.name) granted.add(r.stream);
-        if (r.kind === 'start' && r.consumer === a.name && !granted.has(r.stream)) unfenced.push(line);
-      }
+      const unfenced = startsWithoutGrant(lines, a.name);
       const stats = await s.ledger.hgetall(ownershipLedger(s.run).stats);
       const paused = lines.find((l) => /^(end|aborted)\|own-a\|slow\|0\|/.test(l))!;
       const ackedSlow = lines.filter((l) => l.startsWith(`end|${b.name}|slow|`)).map((l) => parseRecord(l).seq);

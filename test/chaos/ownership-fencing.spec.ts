@@ -5,7 +5,7 @@
 import { partitionStream } from 'nest-redis-streams';
 import { ownershipLedger, parseRecord } from '../workers/ownership-ledger.js';
 import { waitFor } from '../support/helpers.js';
-import { mark, owners, ownershipConsumer, runLog, shares, totalPending } from './support/ownership.js';
+import { mark, owners, ownershipConsumer, resumeAndSettle, runLog, shares, startsWithoutGrant } from './support/ownership.js';
 import { scenarioTest } from './support/chaos-test.js';
 import { closeOpenScenarios } from './support/scenario.js';
 
@@ -43,36 +43,11 @@ describe('chaos: exclusive ownership, fencing', () => {
         'b ran the slow key to its end',
         15_000,
       );
-      a.child.kill('SIGCONT');
-      await mark(s, 'cont', a.name);
       // a finishes its slow handler (or sees it aborted), finds out it lost its partitions, rejoins.
-      await waitFor(
-        async () => (await log()).some((l) => /^(end|aborted)\|own-a\|slow\|0\|/.test(l)),
-        "a's paused handler ended",
-      );
-      await waitFor(
-        async () => Number(await s.ledger.hget(ownershipLedger(s.run).stats, `${a.name}:revoked-lost`)) >= 1,
-        'a saw its loss',
-      );
-      for (let p = 0; p < PARTITIONS; p++) {
-        for (let seq = 0; seq < 5; seq++)
-          await s.data.xadd(partitionStream(s.stream, p), '*', 'key', `after-${p}`, 'seq', String(seq));
-      }
-      await waitFor(
-        async () => (await log()).filter((l) => l.startsWith('end|') && l.includes('|after-')).length >= PARTITIONS * 5,
-        'the entries produced after SIGCONT handled',
-      );
-      await waitFor(async () => (await totalPending(s.data, s.stream, PARTITIONS)) === 0, 'nothing pending');
-      const lines = await log();
+      const lines = await resumeAndSettle(s, s.data, a, PARTITIONS, /^(end|aborted)\|own-a\|slow\|0\|/);
       const cont = lines.indexOf(`mark|cont|${a.name}`);
-      // After SIGCONT, a start of a by a on a partition needs a fresh grant of that partition first.
-      const granted = new Set<string>();
-      const unfenced: string[] = [];
-      for (const line of lines.slice(cont)) {
-        const r = parseRecord(line);
-        if (r.kind === 'mark' && r.consumer === 'assigned' && r.key === a.name) granted.add(r.stream);
-        if (r.kind === 'start' && r.consumer === a.name && !granted.has(r.stream)) unfenced.push(line);
-      }
+      // After SIGCONT, a start by a on a partition needs a fresh grant of that partition first.
+      const unfenced = startsWithoutGrant(lines, a.name);
       const stats = await s.ledger.hgetall(ownershipLedger(s.run).stats);
       const paused = lines.find((l) => /^(end|aborted)\|own-a\|slow\|0\|/.test(l))!;
       process.stdout.write(

@@ -5,6 +5,7 @@
 // across processes), so the spec can prove that no key ever ran on two instances at once and that
 // each key's sequence numbers never went backwards.
 // CLUSTER_NODES (JSON list of { host, port }): the data Redis is a Redis Cluster instead of DATA_URL.
+// CONCURRENCY / ORDERED=1: parallel handlers, a key's entries in order (orderingKey 'key').
 // MODE=nonce: the notes' relayer. A nonce comes from a plain counter (GET, then SET: no INCR), so
 // two instances running at once would issue a nonce twice; an entry that already got one keeps it.
 import 'reflect-metadata';
@@ -60,6 +61,9 @@ class OwnershipHandlers {
     // OWNERSHIP=shared: the control run, every instance reads the partition.
     ownership: env.OWNERSHIP === 'shared' ? 'shared' : 'exclusive',
     ownershipLeaseMs: Number(env.LEASE_MS ?? 1_500),
+    // CONCURRENCY > 1 with ORDERED=1: a key's later entries wait behind its running one.
+    concurrency: Number(env.CONCURRENCY ?? 1),
+    ...(env.ORDERED === '1' ? { orderingKey: 'key' } : {}),
   })
   handle(@Payload() item: Item, @Ctx() ctx: RedisStreamsContext) {
     return env.MODE === 'nonce' ? issueNonce(item) : recordRun(item, ctx);

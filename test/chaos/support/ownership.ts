@@ -1,8 +1,9 @@
 // Shared steps of the ownership chaos specs (test/chaos/ownership-*.spec.ts).
 import type { Cluster, Redis } from 'ioredis';
-import { partitionStreams } from 'nest-redis-streams';
+import { partitionStream, partitionStreams } from 'nest-redis-streams';
 import { partitionOwnerKey } from '../../../libs/nest-redis-streams/src/ownership/ownership-keys.js';
-import { ownershipLedger } from '../../workers/ownership-ledger.js';
+import { ownershipLedger, parseRecord } from '../../workers/ownership-ledger.js';
+import { waitFor } from '../../support/helpers.js';
 import { ChaosProcess, type ChaosWorker } from './processes.js';
 import type { Scenario } from './scenario.js';
 
@@ -61,4 +62,55 @@ export async function totalPending(data: Redis | Cluster, stream: string, partit
   let total = 0;
   for (const p of partitionStreams(stream, partitions)) total += Number(((await data.xpending(p, 'g')) as [number])[0]);
   return total;
+}
+
+/**
+ * Resumes a consumer paused past its lease (SIGCONT, marked `mark|cont|<name>` in the run log) and
+ * waits until the run it was paused in ended (`pausedRun` matches that record), it noticed its
+ * loss, and `perPartition` entries written afterwards to every partition (keys `after-<p>`) were
+ * handled and nothing is pending: by then, whatever the resumed process would still start is in
+ * the log. Returns the run log.
+ */
+export async function resumeAndSettle(
+  s: Scenario,
+  data: Redis | Cluster,
+  paused: ChaosProcess,
+  partitions: number,
+  pausedRun: RegExp,
+  perPartition = 5,
+): Promise<string[]> {
+  paused.child.kill('SIGCONT');
+  await mark(s, 'cont', paused.name);
+  await waitFor(async () => (await runLog(s)).some((l) => pausedRun.test(l)), `${paused.name}'s paused run ended`);
+  await waitFor(
+    async () => Number(await s.ledger.hget(ownershipLedger(s.run).stats, `${paused.name}:revoked-lost`)) >= 1,
+    `${paused.name} saw its loss`,
+  );
+  for (let p = 0; p < partitions; p++) {
+    for (let seq = 0; seq < perPartition; seq++) {
+      await data.xadd(partitionStream(s.stream, p), '*', 'key', `after-${p}`, 'seq', String(seq));
+    }
+  }
+  await waitFor(
+    async () =>
+      (await runLog(s)).filter((l) => l.startsWith('end|') && l.includes('|after-')).length >= partitions * perPartition,
+    'the entries produced after SIGCONT handled',
+  );
+  await waitFor(async () => (await totalPending(data, s.stream, partitions)) === 0, 'nothing pending');
+  return runLog(s);
+}
+
+/**
+ * Starts by `consumer` after its `mark|cont` record on a partition it had not been granted again
+ * first (a `mark|assigned|<consumer>|…` record for that partition): starts outside the fence.
+ */
+export function startsWithoutGrant(lines: string[], consumer: string): string[] {
+  const granted = new Set<string>();
+  const unfenced: string[] = [];
+  for (const line of lines.slice(lines.indexOf(`mark|cont|${consumer}`))) {
+    const r = parseRecord(line);
+    if (r.kind === 'mark' && r.consumer === 'assigned' && r.key === consumer) granted.add(r.stream);
+    if (r.kind === 'start' && r.consumer === consumer && !granted.has(r.stream)) unfenced.push(line);
+  }
+  return unfenced;
 }

@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { TransportEvents } from '../events/transport-events.js';
-import { claimIfOwned } from '../ownership/fenced-writes.js';
+import { FENCED, claimIfOwned } from '../ownership/fenced-writes.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import type { RecoveryTarget } from './recovery-target.interface.js';
 import { RECOVERY_MESSAGES } from './recovery.messages.js';
@@ -38,7 +38,11 @@ export class LeaseKeeper {
       const ids = this.renewable();
       for (let i = 0; i < ids.length; i += IDS_PER_CALL) {
         const chunk = ids.slice(i, i + IDS_PER_CALL);
-        const [lost, trimmed] = await claimIfOwned(this.redis, this.consumer.fence, stream, group, consumer, 0, -1, chunk);
+        const renewed = await claimIfOwned(this.redis, this.consumer.fence, stream, group, consumer, 0, -1, chunk);
+        // The partition's lease had run out: nothing is known lost yet. The ownership round renews
+        // it (same generation: the entries are still this consumer's) or finds it taken.
+        if (renewed === FENCED) break;
+        const [lost, trimmed] = renewed;
         for (const id of lost) this.consumer.markLost(id);
         for (const id of trimmed) this.consumer.markTrimmed(id);
         this.events.emit('lease-renewed', { stream, group, count: chunk.length - lost.length - trimmed.length });

@@ -58,6 +58,7 @@ export class Reclaimer {
       // Never claim more than this consumer may hold (prefetch plus a reserve for late entries).
       const count = Math.min(this.count, this.consumer.reclaimRoom);
       if (count <= 0) break;
+      const epoch = this.consumer.epoch;
       const reply = await this.autoclaim(minIdle, cursor, count);
       if (reply === null) break; // fenced: the partition is no longer this instance's
       const [next, ids, deleted = []] = reply;
@@ -67,7 +68,7 @@ export class Reclaimer {
         this.logger.error(RECOVERY_MESSAGES.trimmedWhilePending(stream, group, deleted));
         await this.consumer.tombstone(deleted);
       }
-      claimed += await this.consumer.acceptClaimed(ids);
+      claimed += await this.consumer.acceptClaimed(ids, epoch);
     } while (cursor !== '0-0');
     if (claimed > 0) {
       this.logger.warn(RECOVERY_MESSAGES.reclaimed(claimed, stream, group));

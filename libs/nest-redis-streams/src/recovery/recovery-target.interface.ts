@@ -29,10 +29,16 @@ export interface RecoveryTarget {
   /** How many more entries a reclaim round may hand over. */
   readonly reclaimRoom: number;
   /**
-   * Takes entries claimed with XAUTOCLAIM ... JUSTID (delivery count not raised); resolves with
-   * how many it accepted (those still pending and new here).
+   * Exclusive ownership: changes whenever what was read may no longer be started (a new
+   * generation, a hand-over, a loss). A claim issued under an older epoch is not accepted.
    */
-  acceptClaimed(ids: string[]): Promise<number>;
+  readonly epoch: number;
+  /**
+   * Takes entries claimed with XAUTOCLAIM ... JUSTID (delivery count not raised) by a call issued
+   * under `epoch`; resolves with how many it accepted (those still pending and new here). Entries
+   * it still holds are handed back, never kept: see StreamConsumer.acceptClaimed.
+   */
+  acceptClaimed(ids: string[], epoch: number): Promise<number>;
   /** Writes tombstones for pending entries whose payload was trimmed away. */
   tombstone(ids: string[]): Promise<void>;
   /** The entry is owned by another consumer now. */

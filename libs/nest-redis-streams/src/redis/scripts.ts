@@ -12,9 +12,6 @@ import { fenced } from './lua/fence-check.js';
 import { LeanScript } from './lean-script.js';
 import { OWN_AUTOCLAIM, OWN_CLAIM, OWN_HEARTBEAT, OWN_READ, OWN_RELEASE } from './lua/ownership.js';
 
-/** Every id argument from `first` on, as a Lua list: what a refused fenced ack or claim reports as lost. */
-const idsFrom = (first: number) => `(function() local l = {} for i = ${first}, #ARGV do l[#l + 1] = ARGV[i] end return l end)()`;
-
 // Ownership checks read the PEL inside the script, so the check and the write are atomic: an old
 // owner can never ack, renew or park an entry that another consumer reclaimed in between
 // (XACK/XCLAIM take no consumer name and would happily act on someone else's entry).
@@ -79,8 +76,9 @@ export interface StreamScripts {
 
 /**
  * Fenced variants (exclusive partition ownership): the same scripts with the partition's owner
- * hash as an extra last key and `member, generation` before their own arguments. A stale owner
- * is refused as if it owned none of the entries (see lua/fence-check.ts).
+ * hash as an extra last key and `member, generation` before their own arguments. A refused
+ * generation has its own answer (null; 0 for the dead letter), distinct from "not this
+ * consumer's entry": the lease may still be renewed under it (see lua/fence-check.ts).
  */
 export interface FencedStreamScripts {
   nrsClaimIfOwnedFenced(
@@ -93,7 +91,7 @@ export interface FencedStreamScripts {
     idleMs: number,
     retryCount: number,
     ...ids: string[]
-  ): Promise<[lost: string[], trimmed: string[]]>;
+  ): Promise<[lost: string[], trimmed: string[]] | null>;
   nrsAckIfOwnedFenced(
     stream: string,
     ownerKey: string,
@@ -104,7 +102,7 @@ export interface FencedStreamScripts {
     smallest: string,
     largest: string,
     ...ids: string[]
-  ): Promise<string[]>;
+  ): Promise<string[] | null>;
   nrsDeadLetterIfOwnedFenced(
     stream: string,
     dlq: string,
@@ -116,7 +114,7 @@ export interface FencedStreamScripts {
     id: string,
     requireOwner: '1' | '0',
     ...metadataCountThenMetadataThenFallback: string[]
-  ): Promise<string | null>;
+  ): Promise<string | null | 0>;
   /** XADD of a reply, only while the request's partition is owned (single node: keys of two slots). */
   nrsReplyFenced(
     replyTo: string,
@@ -168,9 +166,9 @@ const SCRIPTS: Record<keyof (StreamScripts & FencedStreamScripts & OwnershipScri
   nrsClaimedEntries: new LeanScript(CLAIMED_ENTRIES, 1),
   nrsReadOwnPending: new LeanScript(READ_OWN_PENDING, 1),
   nrsDeleteConsumerIfIdle: new LeanScript(DELETE_CONSUMER_IF_IDLE, 1),
-  nrsClaimIfOwnedFenced: new LeanScript(fenced(CLAIM_IF_OWNED, `{${idsFrom(5)}, {}}`), 2),
-  nrsAckIfOwnedFenced: new LeanScript(fenced(ACK_IF_OWNED, idsFrom(5)), 2),
-  nrsDeadLetterIfOwnedFenced: new LeanScript(fenced(DEAD_LETTER_IF_OWNED, 'false'), 3),
+  nrsClaimIfOwnedFenced: new LeanScript(fenced(CLAIM_IF_OWNED, 'false'), 2),
+  nrsAckIfOwnedFenced: new LeanScript(fenced(ACK_IF_OWNED, 'false'), 2),
+  nrsDeadLetterIfOwnedFenced: new LeanScript(fenced(DEAD_LETTER_IF_OWNED, '0'), 3),
   nrsReplyFenced: new LeanScript(fenced("return redis.call('XADD', KEYS[1], unpack(ARGV))", 'false'), 2),
   nrsOwnHeartbeat: new LeanScript(OWN_HEARTBEAT, 1),
   nrsOwnClaim: new LeanScript(OWN_CLAIM, 1),

@@ -1,5 +1,6 @@
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { AckBatcher } from './ack-batcher.js';
+import { PartitionFence } from '../ownership/partition-fence.js';
 
 // The batcher is driven against a fake of the one script it calls, nrsAckIfOwned: it acks the
 // ids this consumer owns and answers with the others (as the Lua does). With `held` set, each
@@ -59,7 +60,7 @@ async function until(done: () => boolean): Promise<void> {
 }
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-function setup() {
+function setup(fence?: PartitionFence) {
   const redis = new FakeAckScript();
   const lost: string[] = [];
   const acked: number[] = [];
@@ -72,6 +73,7 @@ function setup() {
     (id) => lost.push(id),
     (count) => acked.push(count),
     (err, ids) => errors.push([err.message, ids]),
+    fence,
   );
   return { batcher, redis, lost, acked, errors };
 }
@@ -207,5 +209,45 @@ describe('AckBatcher', () => {
     redis.release();
     await batcher.drain();
     expect(batcher.unsent().size).toBe(0);
+  });
+});
+
+describe('AckBatcher under exclusive ownership', () => {
+  // The fenced script answers null while the fence refuses the generation (its lease ran out by
+  // Redis' clock), else like the unfenced one.
+  function fencedSetup() {
+    const fence = new PartitionFence('owner', 'member');
+    fence.grant('7', performance.now(), 60_000);
+    const { batcher, redis, lost } = setup(fence);
+    let refusing = true;
+    const fenced = redis as unknown as { nrsAckIfOwnedFenced: (...args: string[]) => Promise<string[] | null> };
+    fenced.nrsAckIfOwnedFenced = async (_stream, _owner, _member, _generation, group, consumer, smallest, largest, ...ids) =>
+      refusing ? null : redis.nrsAckIfOwned('orders', group, consumer, smallest, largest, ...ids);
+    return { batcher, redis, lost, fence, allow: () => (refusing = false) };
+  }
+
+  it('keeps an ack the fence refused and sends it again once the same generation is renewed', async () => {
+    const { batcher, redis, lost, allow } = fencedSetup();
+    redis.own('1-0');
+    const answer = batcher.addAndWait('1-0');
+    await batcher.drain();
+    expect(lost).toEqual([]);
+    expect(batcher.unsent()).toEqual(new Set(['1-0']));
+    allow();
+    batcher.retryRefused();
+    expect(await answer).toBe(true);
+    expect(redis.owned.size).toBe(0);
+    expect(lost).toEqual([]);
+  });
+
+  it('reports a refused ack lost once its generation is gone (revoked, or another granted)', async () => {
+    const { batcher, lost, fence } = fencedSetup();
+    const answer = batcher.addAndWait('1-0');
+    await batcher.drain();
+    fence.revoke();
+    batcher.retryRefused();
+    expect(await answer).toBe(false);
+    expect(lost).toEqual(['1-0']);
+    expect(batcher.unsent()).toEqual(new Set());
   });
 });

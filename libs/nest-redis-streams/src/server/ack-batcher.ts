@@ -1,4 +1,4 @@
-import { ackIfOwned } from '../ownership/fenced-writes.js';
+import { FENCED, type Fenced, ackIfOwned } from '../ownership/fenced-writes.js';
 import type { PartitionFence } from '../ownership/partition-fence.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { compareEntryIds } from '../trim/stream-id.js';
@@ -17,6 +17,14 @@ export class AckBatcher {
   private sending: string[] = [];
   /** Callers waiting for an id's answer; several may wait for one id. */
   private waiters = new Map<string, Array<(owned: boolean) => void>>();
+  /**
+   * Exclusive ownership: acks Redis refused because the partition's lease had run out by its
+   * clock, and the generation they were sent under. They are sent again once the lease is renewed
+   * under that generation (nobody else could have written meanwhile); under another one, or none,
+   * they are lost: the partition's new owner runs those entries again, in order.
+   */
+  private refused: string[] = [];
+  private refusedUnder: string | null = null;
   private flushing: Promise<void> | null = null;
   private scheduled = false;
 
@@ -48,9 +56,27 @@ export class AckBatcher {
     });
   }
 
-  /** Ids queued or being sent: finished here, but still pending in Redis until the answer. */
+  /** Ids queued, being sent or refused by the fence: finished here, still pending in Redis. */
   unsent(): Set<string> {
-    return new Set([...this.queue, ...this.sending]);
+    return new Set([...this.queue, ...this.sending, ...this.refused]);
+  }
+
+  /**
+   * Exclusive ownership: the lease was renewed, or the partition revoked. Acks the fence refused
+   * go out again under the generation they were refused under, or are reported lost.
+   */
+  retryRefused(): void {
+    if (this.refused.length === 0) return;
+    const ids = this.refused;
+    this.refused = [];
+    if (this.fence?.generation === this.refusedUnder) {
+      this.queue.push(...ids);
+      this.schedule();
+      return;
+    }
+    const unique = new Set(ids);
+    for (const id of unique) this.onLost(id);
+    this.settle(ids, unique);
   }
 
   /** Resolves when every queued ack has been sent. */
@@ -84,7 +110,8 @@ export class AckBatcher {
   }
 
   private async send(ids: string[]): Promise<void> {
-    let lost: string[] = [];
+    let lost: string[] | Fenced = [];
+    const generation = this.fence?.generation ?? null;
     try {
       let smallest = ids[0];
       let largest = ids[0];
@@ -96,6 +123,15 @@ export class AckBatcher {
     } catch (err) {
       this.onError(err as Error, ids);
       this.settle(ids, new Set(ids));
+      return;
+    }
+    if (lost === FENCED) {
+      // Kept with their waiters; see `refused`. Every id kept was refused under the generation
+      // held now: a grant or a loss resolves them all.
+      this.refused.push(...ids);
+      this.refusedUnder = generation;
+      // Revoked (or granted anew) while this call was in flight: that renewal will never come.
+      if (this.fence?.generation !== generation) this.retryRefused();
       return;
     }
     const lostSet = new Set(lost);

@@ -53,6 +53,7 @@ function setup({
     group: 'billing',
     consumer: 'c1',
     ref: (entry) => ({ stream: 'orders', group: 'billing', consumer: 'c1', id: entry.id, deliveries: entry.deliveries }),
+    mayStart: () => true,
     settled: (entry, outcome) => settled.push([entry.id, outcome]),
     settledUnexpectedly: jest.fn(),
   };
@@ -443,6 +444,31 @@ describe('EntryDispatcher', () => {
           [other.id, 'acked'],
         ]),
       );
+    });
+
+    it('asks the ownership gate again when a queued entry gets its turn: refused, its handler is never called', async () => {
+      const first = deferred();
+      const { dispatcher, settled, invoke, owner, add } = setup({
+        options: { orderingKey: 'account' },
+        handler: (data) => ((data as { n: number }).n === 1 ? first.promise : undefined),
+      });
+      const running = entry({ account: 'A', n: 1 });
+      const queued = entry({ account: 'A', n: 2 });
+      dispatcher.dispatch(running);
+      dispatcher.dispatch(queued);
+      await turn();
+      expect(invoke).toHaveBeenCalledTimes(1);
+      // The partition is lost (or its lease ran out) while the first entry of the key runs.
+      owner.mayStart = () => false;
+      first.resolve(undefined);
+      await turn();
+      expect(invoke).toHaveBeenCalledTimes(1);
+      expect(queued.invoked).toBe(false);
+      expect(settled).toEqual([
+        [running.id, 'acked'],
+        [queued.id, 'unstarted'],
+      ]);
+      expect(add).toHaveBeenCalledTimes(1);
     });
 
     it('lets the next entry of a key run after the previous one failed', async () => {

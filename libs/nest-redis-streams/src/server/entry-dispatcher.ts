@@ -13,6 +13,9 @@ import type { SettleOutcome, SlotOwner } from './slot-owner.interface.js';
 import type { StreamSubscription } from './stream-subscription.js';
 import { SERVER_MESSAGES } from './server.messages.js';
 
+/** What a keyed entry's turn resolves with when the ownership gate refused it at its turn. */
+const NOT_STARTED = Symbol('not started');
+
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   value instanceof Promise ||
   (typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function');
@@ -43,6 +46,7 @@ export class EntryDispatcher {
 
   /** Throws only when a `delivered` listener throws; the owner then frees the slot itself. */
   dispatch(entry: HeldEntry): void {
+    if (!this.owner.mayStart(entry)) return this.owner.settled(entry, 'unstarted');
     const decoded = this.prepare(entry);
     if (decoded === null) return;
     const { events } = this.rt;
@@ -62,10 +66,12 @@ export class EntryDispatcher {
     let handled: unknown;
     try {
       const key = this.orderingKeyOf(decoded.data);
-      handled =
-        key === undefined && !this.rt.tracing
-          ? this.rt.invoke(this.subscription, decoded, ctx)
-          : this.invokeWrapped(entry, decoded, ctx, key);
+      if (key === undefined && !this.rt.tracing) {
+        entry.invoked = true;
+        handled = this.rt.invoke(this.subscription, decoded, ctx);
+      } else {
+        handled = this.invokeWrapped(entry, decoded, ctx, key);
+      }
     } catch (err) {
       handled = Promise.reject(err);
     }
@@ -144,7 +150,9 @@ export class EntryDispatcher {
   /**
    * The handler inside a trace span and/or behind earlier entries of its ordering key. Both must
    * last until the handler is finished, so an Observable it returned (Nest returns one whenever an
-   * interceptor is bound) is run to completion inside them.
+   * interceptor is bound) is run to completion inside them. An entry queued behind its key starts
+   * only when its turn comes, so it passes the ownership gate then: the partition may have been
+   * lost (or its lease run out) while its predecessors ran.
    */
   private invokeWrapped(
     entry: HeldEntry,
@@ -153,15 +161,19 @@ export class EntryDispatcher {
     key: string | undefined,
   ): Promise<unknown> {
     const { stream, group } = this.owner;
-    const invoke = () =>
-      runInTraceContext(decoded.headers, { stream, group, entryId: entry.id }, () =>
+    const invoke = () => {
+      entry.invoked = true;
+      return runInTraceContext(decoded.headers, { stream, group, entryId: entry.id }, () =>
         untilFinished(() => this.rt.invoke(this.subscription, decoded, ctx)),
       );
-    return key === undefined ? invoke() : this.keys.run(key, invoke);
+    };
+    if (key === undefined) return invoke();
+    return this.keys.run<unknown>(key, () => (this.owner.mayStart(entry) ? invoke() : Promise.resolve(NOT_STARTED)));
   }
 
   /** The handler's promise resolved; an Observable result is done only when it completes. */
   private handlerReturned(entry: HeldEntry, started: number, result: unknown): void {
+    if (result === NOT_STARTED) return this.owner.settled(entry, 'unstarted');
     if (isObservable(result)) {
       lastValueFrom(result, { defaultValue: undefined }).then(
         () => this.handlerReturned(entry, started, undefined),

@@ -3,7 +3,7 @@ import { isDeferral } from '../errors/event-in-progress.error.js';
 import { isNonRetryable } from '../errors/non-retryable.error.js';
 import type { EntryRef } from '../events/transport-events.js';
 import { deadLetterMetadata, describeError, escapedOriginalFields } from '../recovery/dead-letter-record.js';
-import { claimIfOwned, deadLetterIfOwned } from '../ownership/fenced-writes.js';
+import { FENCED, claimIfOwned, deadLetterIfOwned } from '../ownership/fenced-writes.js';
 import type { PartitionFence } from '../ownership/partition-fence.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import type { HeldEntry } from './held-entry.js';
@@ -63,7 +63,7 @@ export class FailureHandler {
     // only after a full min-idle (Redis caps delivery times at "now", so min-idle is the cap).
     const backoff = Math.min(minIdleTimeMs, this.rt.retryBackoffMs * (deferred ? 1 : 2 ** (entry.deliveries - 1)));
     try {
-      const [lost, trimmed] = await claimIfOwned(
+      const claimed = await claimIfOwned(
         this.rt.commands,
         this.scope.fence,
         stream,
@@ -73,6 +73,9 @@ export class FailureHandler {
         deferred ? Math.max(0, entry.deliveries - 1) : -1,
         [entry.id],
       );
+      // The lease had run out: the entry stays pending here (or goes to the partition's new owner).
+      if (claimed === FENCED) return 'left-pending';
+      const [lost, trimmed] = claimed;
       if (trimmed.length > 0) return this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
       return lost.length > 0 ? 'lost' : 'retry-scheduled';
     } catch (err) {
@@ -86,6 +89,9 @@ export class FailureHandler {
     const { stream, group, consumer, options } = this.scope;
     const dlq = options.deadLetterStream;
     const metadata = deadLetterMetadata({ reason, stream, id: entry.id, group, consumer, deliveries: entry.deliveries, error });
+    // Until the write's answer is handled, a lease renewal may find the entry gone from the PEL:
+    // by this very write, not by another consumer's claim (see StreamConsumer.markLost).
+    entry.parking = true;
     try {
       // The script copies the payload from the stream itself, byte for byte; the fields held here
       // (decoded as UTF-8) are only the fallback for an entry trimmed away meanwhile.
@@ -100,12 +106,16 @@ export class FailureHandler {
         requireOwner ? '1' : '0',
         [String(metadata.length), ...metadata, ...escapedOriginalFields(entry.fields)],
       );
-      if (deadLetterId === null) return 'lost';
+      if (deadLetterId === null || deadLetterId === FENCED) {
+        entry.parking = false;
+        return deadLetterId === null ? 'lost' : 'left-pending';
+      }
       const cause = error === undefined ? undefined : describeError(error).message;
       this.rt.logger.warn(SERVER_MESSAGES.deadLettered(entry.id, stream, group, dlq, deadLetterId, reason, cause));
       this.rt.events.emit('dead-lettered', { ...this.ref(entry), reason, deadLetterStream: dlq, deadLetterId, count: 1 });
       return 'parked';
     } catch (err) {
+      entry.parking = false;
       this.rt.logger.error(SERVER_MESSAGES.deadLetterFailed(entry.id, stream, (err as Error).message));
       return 'left-pending';
     }
@@ -118,7 +128,7 @@ export class FailureHandler {
   async release(entries: HeldEntry[]): Promise<void> {
     const { stream, group, consumer, options } = this.scope;
     try {
-      const [, trimmed] = await claimIfOwned(
+      const claimed = await claimIfOwned(
         this.rt.commands,
         this.scope.fence,
         stream,
@@ -128,7 +138,9 @@ export class FailureHandler {
         -1,
         entries.map((entry) => entry.id),
       );
-      const gone = new Set(trimmed);
+      // Fenced: the partition's next owner takes its whole PEL over, idle or not.
+      if (claimed === FENCED) return;
+      const gone = new Set(claimed[1]);
       for (const entry of entries) {
         if (gone.has(entry.id)) await this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, undefined, false);
       }

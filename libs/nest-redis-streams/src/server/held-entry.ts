@@ -19,6 +19,11 @@ export class HeldEntry implements EntryControl {
   trimmed = false;
   /** When its handler started (ms since epoch); 0 while it waits for a slot. */
   startedAt = 0;
+  /**
+   * Its handler was called. An entry may hold a slot before that (queued behind its ordering key,
+   * or counting its delivery): the ownership gate decides at the call itself.
+   */
+  invoked = false;
   /** Its slot was freed (handled, failed or parked): never free it twice. */
   settled = false;
   /** Its handler ran past maxHandlerMs: the lease is no longer renewed. */
@@ -29,6 +34,16 @@ export class HeldEntry implements EntryControl {
    * were only read ahead, or still running here, never spend their budget on a replay.
    */
   countOnStart = false;
+  /**
+   * Exclusive ownership: the consumer's ownership epoch it was read under (see
+   * StreamConsumer.mayStart). Its handler starts only while that epoch is still the current one.
+   */
+  epoch = 0;
+  /**
+   * This consumer's own dead-letter write (XADD + XACK) is in flight or done: the entry leaves
+   * the PEL by our hand, so a lease renewal that finds it gone must not report it lost.
+   */
+  parking = false;
   /** Batch handlers: when it joined the queue of the next batch (performance.now()). */
   queuedAt = 0;
   /** Batch handlers: the running batch it is part of (null until its batch starts). */

@@ -17,7 +17,7 @@ import { FifoQueue } from './fifo-queue.js';
 import { HeldEntry } from './held-entry.js';
 import { HeldEntries } from './held-entries.js';
 import type { RecoveryTarget } from '../recovery/recovery-target.interface.js';
-import { claimIfOwned } from '../ownership/fenced-writes.js';
+import { FENCED, claimIfOwned } from '../ownership/fenced-writes.js';
 import type { OwnedPartition } from '../ownership/owned-partition.interface.js';
 import { partitionOwnerKey } from '../ownership/ownership-keys.js';
 import { PartitionFence } from '../ownership/partition-fence.js';
@@ -66,6 +66,12 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
   private takeover = false;
   /** Giving the partition up (or given up): nothing is read or started until acquired again. */
   private handingOver = false;
+  /**
+   * Exclusive ownership: the ownership epoch. It moves on with every new generation, hand-over
+   * and loss, and when an entry read under it could not start (see mayStart): entries read, and
+   * replies of reads or claims issued, under an older epoch are never started or taken in.
+   */
+  epoch = 0;
 
   constructor(
     readonly subscription: StreamSubscription,
@@ -75,6 +81,8 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     if (options.exclusive) {
       this.fence = new PartitionFence(partitionOwnerKey(stream, options.group), rt.member ?? rt.consumer);
       this.fence.onGranted(() => {
+        // Acks refused while the lease had run out go again (under the same generation only).
+        this.acks.retryRefused();
         this.wake?.();
         this.startWaiting();
       });
@@ -208,11 +216,18 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
    * path. Like a replayed entry, each one's delivery is counted when its handler starts: a
    * reclaimed entry that only waited here for a slot when the process died spends nothing.
    */
-  async acceptClaimed(ids: string[]): Promise<number> {
+  async acceptClaimed(ids: string[], epoch = this.epoch): Promise<number> {
+    // Claimed under an older epoch: those are in this consumer's PEL, and the takeover or the
+    // replay that the new epoch began runs them in order; taking them here would not.
+    if (epoch !== this.epoch) return 0;
     const heldIds = this.held.ids();
-    const fresh = ids.filter((id) => !heldIds.has(id));
+    const finished = this.acks.unsent();
+    const hung = this.hungAmong(ids);
+    if (hung.length > 0) await this.handBack(hung);
+    const fresh = ids.filter((id) => !heldIds.has(id) && !finished.has(id));
     if (fresh.length === 0) return 0;
     const rows = await this.rt.commands.nrsClaimedEntries(this.stream, this.group, ...fresh);
+    if (epoch !== this.epoch) return 0;
     let accepted = 0;
     // Read again: the read loop may have taken some of them while the script ran.
     const heldNow = this.held.ids();
@@ -228,6 +243,36 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     return accepted;
   }
 
+  /** The ids among `ids` of held entries whose handler ran past maxHandlerMs (lease expired). */
+  private hungAmong(ids: string[]): string[] {
+    let hung: Set<string> | null = null;
+    for (const entry of this.held.values()) if (entry.leaseExpired) (hung ??= new Set()).add(entry.id);
+    return hung === null ? [] : ids.filter((id) => hung.has(id));
+  }
+
+  /**
+   * A reclaim round claimed entries of handlers this consumer still runs past maxHandlerMs: their
+   * lease is not renewed any more, so they turned idle for another instance to take over.
+   * XAUTOCLAIM reset their idle time; left so, this consumer's every round would keep them from
+   * the instances that could run them. Their idle is set back to min-idle: any other instance's
+   * next round takes them. (A held entry whose lease is alive keeps the claim: it acts as a renewal.)
+   */
+  private async handBack(ids: string[]): Promise<void> {
+    const { minIdleTimeMs } = this.subscription.options;
+    const released = await claimIfOwned(
+      this.rt.commands,
+      this.fence,
+      this.stream,
+      this.group,
+      this.consumer,
+      minIdleTimeMs,
+      -1,
+      ids,
+    );
+    if (released === FENCED) return;
+    for (const id of released[1]) this.markTrimmed(id);
+  }
+
   /** Writes tombstones for pending entries whose payload Redis had already trimmed away. */
   async tombstone(ids: string[]): Promise<void> {
     for (const id of ids) {
@@ -239,7 +284,10 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
   /** Called when this consumer no longer owns an entry (lease taken over by another consumer). */
   markLost(id: string): void {
     const entry = this.held.get(id);
-    if (!entry || entry.lost || entry.acked) return;
+    // Being parked (or parked, its slot not yet freed): gone from the PEL by this consumer's own
+    // write; a renewal sent before that write was answered finds it gone. The write's own answer
+    // says whether it was really taken.
+    if (!entry || entry.lost || entry.acked || entry.parking) return;
     entry.markLost();
     this.rt.logger.warn(SERVER_MESSAGES.leaseLost(id, this.stream, this.group));
     this.rt.events.emit('lease-lost', this.ref(entry));
@@ -310,9 +358,12 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
           continue;
         }
         if (replaying) {
+          const epoch = this.epoch;
           const rows = await this.rt.commands.nrsReadOwnPending(this.stream, this.group, this.consumer, cursor, room);
           failures = 0;
           this.lastReadAt = Date.now();
+          // Read under an older epoch: the new one replays again from the start.
+          if (epoch !== this.epoch) continue;
           if (rows.length === 0) {
             replaying = false;
             continue;
@@ -378,7 +429,9 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
   /** An entry read for the first time (its delivery was counted by the read). */
   private readonly acceptRead = (row: StreamEntryReply): void => this.accept(new HeldEntry(row[0], row[1], 1, this));
 
+  /** Takes an entry in; the caller made sure its read was issued under the current epoch. */
   private accept(entry: HeldEntry): void {
+    entry.epoch = this.epoch;
     this.held.add(entry);
     // While stopping, an entry is only held: stop() hands it back for another consumer.
     if (this.stopping) return;
@@ -425,9 +478,12 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     entry.countOnStart = false;
     const next = entry.deliveries + 1;
     if (entry.fields !== null && next <= this.subscription.options.maxDeliveries) {
-      const [lost, trimmed] = await claimIfOwned(this.rt.commands, this.fence, this.stream, this.group, this.consumer, 0, next, [
+      const claimed = await claimIfOwned(this.rt.commands, this.fence, this.stream, this.group, this.consumer, 0, next, [
         entry.id,
       ]);
+      // The lease had run out by Redis' clock: not started, pending for the partition's owner.
+      if (claimed === FENCED) return this.settled(entry, 'unstarted');
+      const [lost, trimmed] = claimed;
       if (lost.length > 0) {
         // Acked, parked or taken over since the replay read it: not this consumer's to run.
         entry.markLost();
@@ -453,6 +509,9 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     this.running--;
     this.held.remove(entry);
     entry.batch?.entrySettled();
+    // The gate refused an entry of the current epoch: end it, so that nothing read after the
+    // entry starts before it (see mayStart).
+    if (outcome === 'unstarted' && this.fence && entry.epoch === this.epoch) this.newEpoch();
     this.startWaiting();
     this.wake?.();
     if (this.running === 0) this.idle?.();
@@ -476,6 +535,37 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
       }
     } finally {
       this.startingWaiting = false;
+    }
+  }
+
+  /**
+   * SlotOwner: the ownership gate every handler start passes, right before the call (queued
+   * behind an ordering key or not, replayed, reclaimed, in a batch). Shared consumption: always.
+   * Exclusive ownership: only while the partition is held by the local clock, not being handed
+   * over, and the entry was read under the current epoch, so a process paused past its lease
+   * starts nothing its successor may be running. A refused entry stays pending in Redis, and its
+   * refusal ends the epoch: every entry held and not started is dropped with it, and the PEL is
+   * replayed in stream order once the partition is held again (under a new generation its new
+   * owner's takeover does the same), so a renewal never lets a later entry start before it.
+   */
+  mayStart(entry: HeldEntry): boolean {
+    return !entry.settled && (!this.fence || (entry.epoch === this.epoch && this.mayRead()));
+  }
+
+  /**
+   * Exclusive ownership: nothing read under the epoch now ending starts any more. Entries waiting
+   * for a slot or a batch are dropped, those that hold a slot but were not called settle as
+   * unstarted; all stay pending in Redis, for the replay (or the new owner's takeover).
+   */
+  private newEpoch(): void {
+    this.epoch++;
+    this.replayOwnPending = true;
+    this.waiting.clear();
+    this.batches?.clear();
+    for (const entry of this.held.values()) {
+      if (entry.invoked) continue;
+      if (entry.startedAt > 0) this.settled(entry, 'unstarted');
+      else this.held.remove(entry);
     }
   }
 
@@ -516,16 +606,24 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
 
   /** After a grant: the partition's whole PEL becomes this consumer's, then is replayed in order. */
   private async takeOverPending(reader: PartitionReader): Promise<void> {
+    const epoch = this.epoch;
     if (!(await reader.takeOverPending((ids) => this.tombstone(ids)))) return;
+    // A grant (or a hand-over) came while it ran: the takeover of that one is still to do.
+    if (epoch !== this.epoch) return;
     this.takeover = false;
     this.replayOwnPending = true;
   }
 
   private async readFenced(reader: PartitionReader, room: number): Promise<void> {
+    const epoch = this.epoch;
     const read = await reader.read(room);
     if (read === 'not-held') return;
     this.lastReadAt = Date.now();
     if (read === 'refused') return this.waitForOwnership(); // the coordinator finds out why
+    // Answered after a hand-over, a loss or a new grant: what it read stays pending, for the
+    // takeover of whoever owns the partition now (this instance included), which runs it in
+    // order. Taken in, it would start before the entries pending ahead of it.
+    if (epoch !== this.epoch) return;
     if (read.entries.length === 0) return reader.waitForNew(read.lastId);
     takeRows(read.entries, this.acceptRead);
   }
@@ -533,6 +631,7 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
   /** OwnedPartition: a new generation was granted. */
   acquired(): void {
     this.handingOver = false;
+    this.newEpoch();
     this.takeover = true;
     this.wake?.();
   }
@@ -544,22 +643,24 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
    */
   async handOver(): Promise<void> {
     this.handingOver = true;
+    const unstarted = this.held.removeWhere((entry) => entry.startedAt === 0);
+    // Entries queued behind their ordering key do not start either: they settle as unstarted.
+    this.newEpoch();
     this.wake?.();
     if (this.running > 0) await waitForSignal((resolve) => (this.idle = resolve), this.subscription.options.maxHandlerMs);
+    // Still held (renewals go on during a hand-over): acks refused in a stall go out once more.
+    this.acks.retryRefused();
     await this.acks.drain();
-    const unstarted = this.held.removeWhere((entry) => entry.startedAt === 0);
-    this.waiting.clear();
-    this.batches?.clear();
     if (unstarted.length > 0) await this.parking.release(unstarted);
     this.rt.logger.log(SERVER_MESSAGES.partitionsHandedOver(this.stream, this.group, unstarted.length));
   }
 
   /** OwnedPartition: taken while held. Entries not started are dropped; running ones are aborted. */
   lost(): void {
-    this.waiting.clear();
-    this.batches?.clear();
-    this.held.removeWhere((entry) => entry.startedAt === 0);
+    this.newEpoch();
     for (const entry of this.held.values()) entry.markLost();
+    // Acks the fence refused are not this instance's to send any more: reported lost.
+    this.acks.retryRefused();
     this.wake?.();
   }
 

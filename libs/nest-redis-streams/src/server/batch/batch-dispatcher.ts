@@ -40,8 +40,14 @@ export class BatchDispatcher {
     const announce = this.rt.events.listenerCount('delivered') > 0;
     for (const entry of batch) {
       if (entry.settled) continue;
+      // The same gate as a single entry's, right before the handler (its delivery was counted since).
+      if (!this.owner.mayStart(entry)) {
+        this.owner.settled(entry, 'unstarted');
+        continue;
+      }
       const decoded = this.entries.prepare(entry);
       if (decoded === null) continue;
+      entry.invoked = true;
       runnable.push(entry);
       payloads.push(decoded.data);
       headers?.push(decoded.headers);

@@ -11,6 +11,7 @@ function fakeHost(): BatchHost & { running: number; allowed: boolean } {
     running: 0,
     allowed: true,
     ref: (entry) => ({ stream: 's', group: 'g', consumer: 'c', id: entry.id, deliveries: entry.deliveries }),
+    mayStart: (entry) => !entry.settled,
     mayStartBatch() {
       return this.allowed;
     },

@@ -1,4 +1,4 @@
-import { claimIfOwned } from '../../ownership/fenced-writes.js';
+import { FENCED, claimIfOwned } from '../../ownership/fenced-writes.js';
 import type { PartitionFence } from '../../ownership/partition-fence.js';
 import type { ConsumerRuntime } from '../consumer-runtime.interface.js';
 import type { BatchMembership, HeldEntry } from '../held-entry.js';
@@ -157,7 +157,7 @@ export class BatchRunner {
   /**
    * Replayed or reclaimed entries: their delivery is counted in Redis before the handler starts
    * (see StreamConsumer.countDeliveryThenDispatch). Entries found acked, parked or taken over
-   * meanwhile settle as lost and stay out of the batch.
+   * meanwhile settle as lost and stay out of the batch; refused by the fence, as unstarted.
    */
   private async countDeliveries(entries: HeldEntry[]): Promise<void> {
     const { maxDeliveries } = this.options;
@@ -179,7 +179,13 @@ export class BatchRunner {
     await Promise.all(
       [...byCount].map(async ([next, members]) => {
         const ids = members.map((entry) => entry.id);
-        const [lost, trimmed] = await claimIfOwned(this.rt.commands, fence, stream, group, consumer, 0, next, ids);
+        const claimed = await claimIfOwned(this.rt.commands, fence, stream, group, consumer, 0, next, ids);
+        if (claimed === FENCED) {
+          // The lease had run out by Redis' clock: they stay pending for the partition's owner.
+          for (const entry of members) this.host.settled(entry, 'unstarted');
+          return;
+        }
+        const [lost, trimmed] = claimed;
         const lostIds = new Set(lost);
         const trimmedIds = new Set(trimmed);
         for (const entry of members) {
