@@ -46,7 +46,7 @@ describe('the streams console mounted in the orders demo', () => {
     }
     redis?.disconnect();
     await server?.stop();
-  });
+  }, 30_000); // the demo process and the browser end
 
   it("shows the demo's groups, and a dead letter re-driven by a click is run again by the demo's payments handler", async () => {
     const post = (order: object) =>
@@ -101,5 +101,5 @@ describe('the streams console mounted in the orders demo', () => {
     expect(JSON.stringify(audit)).toContain('demo');
     expect(errors).toEqual([]);
     await page.close();
-  });
+  }, 60_000); // a browser against the spawned demo; its waits alone are bounded at 15 s each
 });

@@ -6,6 +6,8 @@ import { q, startConsoleApp } from '../console/console-app.js';
 import { startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
 
 const PARTITIONS = 4;
+// Each test starts two servers or spawns the CLI up to 6 times; on 2 busy cores that passes 5 s.
+jest.setTimeout(120_000);
 
 /** A handler of `stream` in group `g` whose partitions are owned exclusively (short lease: quick rounds). */
 function exclusiveHandler(stream: string) {
