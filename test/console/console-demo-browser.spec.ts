@@ -33,9 +33,10 @@ describe('the streams console mounted in the orders demo', () => {
       env: { ...process.env, REDIS_URL: server.url, PORT: String(port), CONSUMER_NAME: 'console-demo-1' },
       stdio: 'ignore',
     });
-    await waitFor(async () => (await fetch(`${base}/health/live`)).ok, 'the demo to be live', 30_000);
+    // The demo starts Nest, PGlite and its migrations: more than 30 s on a busy machine (load 15, 2 cores).
+    await waitFor(async () => (await fetch(`${base}/health/live`)).ok, 'the demo to be live', 90_000);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await browser?.close();

@@ -15,7 +15,9 @@ import {
   encodeEnvelope,
 } from 'nest-redis-streams';
 import { redisUrl, startMicroservice, testContext, unique } from '../support/helpers.js';
-import { addWithEventIdBytes, allSettled } from './binary-entries.js';
+import { runCli } from '../cli/run-cli.js';
+import { allSettled } from '../support/settled.js';
+import { addWithEventIdBytes } from './binary-entries.js';
 
 describe('event ids that are not UTF-8 text', () => {
   const { redis, closers } = testContext();
@@ -62,7 +64,11 @@ describe('event ids that are not UTF-8 text', () => {
     const bytes = await Promise.all(items.map((l) => letters.inspectBytes(dlq, l.id)));
     const idBytes = bytes.map((b) => b!.fields.find(([name]) => name.toString() === 'event_id')![1].toString('hex'));
     expect(idBytes).toEqual(['ff', 'fe', '61fd']);
-  });
+    // The CLI shows U+FFFD escaped, not as a glyph that passes for a character of the id.
+    const shown = await runCli(['dlq', 'show', stream, items[0].id]);
+    expect(shown.stdout).toContain('event_id = \\ufffd\n');
+    expect(shown.stdout).not.toContain('\ufffd');
+  }, 60_000); // spawns the CLI
 
   it('are refused by the client before anything is written: emit, emitBatch and send', async () => {
     const stream = unique('bad-ids');

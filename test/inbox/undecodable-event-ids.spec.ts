@@ -1,7 +1,8 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { Inbox, JsonCodec, RedisStreamsContext, encodeEnvelope } from 'nest-redis-streams';
-import { addWithEventIdBytes, allSettled } from '../core/binary-entries.js';
+import { addWithEventIdBytes } from '../core/binary-entries.js';
+import { allSettled } from '../support/settled.js';
 import { startMicroservice, testContext, unique } from '../support/helpers.js';
 import { pgKind, type TestDatabase, usePostgresServer } from './support/databases.js';
 

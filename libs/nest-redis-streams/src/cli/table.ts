@@ -13,9 +13,16 @@ export function formatTable(headers: string[], rows: string[][], right: Readonly
   return lines.join('\n');
 }
 
-/** Control characters in a value would move a terminal's cursor or change its colours: show them escaped. */
+/**
+ * Control characters in a value would move a terminal's cursor or change its colours: show them
+ * escaped. So is U+FFFD, which stands for bytes that were not UTF-8 (replies are decoded as UTF-8):
+ * shown as a glyph, two different binary event ids would look alike.
+ */
 export function printable(value: string, max = 80): string {
-  // eslint-disable-next-line no-control-regex
-  const safe = value.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  const safe = value.replace(
+    // eslint-disable-next-line no-control-regex
+    /[\u0000-\u001f\u007f-\u009f\ufffd]/g,
+    (c) => (c === '\ufffd' ? '\\ufffd' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`),
+  );
   return safe.length > max ? `${safe.slice(0, max - 1)}…` : safe;
 }
