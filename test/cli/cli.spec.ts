@@ -4,6 +4,8 @@ import { runCli } from './run-cli.js';
 const COMMANDS = ['status', 'pending', 'dlq', 'setid', 'consumers', 'ownership', 'trim', 'reconcile'];
 const redis = redisClient();
 afterAll(() => redis.quit());
+// Every test spawns the binary, up to 10 times in a row; on 2 busy cores one start can take seconds.
+jest.setTimeout(120_000);
 
 /** A stream with a group `g` that has delivered `pending` entries to consumer `c1` and has `lag` more. */
 async function streamWithWork(pending: number, lag: number): Promise<{ stream: string; ids: string[] }> {

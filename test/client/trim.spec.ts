@@ -2,15 +2,32 @@ import { Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { lastValueFrom } from 'rxjs';
 import { StreamTrimmer, trimSafely } from 'nest-redis-streams';
+import { compareStreamIds } from '../../libs/nest-redis-streams/src/trim/stream-id.js';
 import { isAckedApproxFixed } from '../../libs/nest-redis-streams/src/trim/trim-features.js';
 import { unique, waitFor } from '../support/helpers.js';
 import { clientContext } from './client-fixture.js';
 
-/** Appends `count` entries and resolves with their ids, oldest first. */
-async function fill(redis: Redis, stream: string, count: number): Promise<string[]> {
+/**
+ * Appends `count` entries and resolves with their ids, oldest first. With `newMsAt`, entries from
+ * that index on get the next millisecond, as a real clock may give them (explicit ids, so the test
+ * does not depend on where the clock ticks).
+ */
+async function fill(redis: Redis, stream: string, count: number, newMsAt?: number): Promise<string[]> {
   const pipeline = redis.pipeline();
-  for (let i = 0; i < count; i++) pipeline.xadd(stream, '*', 'n', String(i));
+  const ms = Date.now() - 1_000;
+  for (let i = 0; i < count; i++) {
+    const id = newMsAt === undefined ? '*' : i < newMsAt ? `${ms}-${i}` : `${ms + 1}-${i - newMsAt}`;
+    pipeline.xadd(stream, id, 'n', String(i));
+  }
   return ((await pipeline.exec()) ?? []).map(([, id]) => id as string);
+}
+
+/** The ids of `ids` the stream no longer holds. */
+async function removedOf(redis: Redis, stream: string, ids: string[]): Promise<string[]> {
+  const pipeline = redis.pipeline();
+  for (const id of ids) pipeline.xrange(stream, id, id);
+  const replies = (await pipeline.exec()) ?? [];
+  return ids.filter((_, i) => (replies[i][1] as unknown[]).length === 0);
 }
 
 /** Consumer `c` of `group` reads `read` entries and acks the first `acked` of them. */
@@ -36,13 +53,17 @@ describe('safe trimming', () => {
     const plain = unique('trim-plain');
     const safe = unique('trim-safe');
     const needed: Record<string, string[]> = {};
+    const acked: Record<string, string[]> = {};
     for (const stream of [plain, safe]) {
-      const ids = await fill(redis, stream, 1000);
+      // The last entry both groups acked and the first one a group needs lie in different
+      // milliseconds: the floor may then be any id between them (issue 24 item 20).
+      const ids = await fill(redis, stream, 1000, 200);
       await redis.xgroup('CREATE', stream, 'billing', '0');
       await redis.xgroup('CREATE', stream, 'audit', '0');
       await consume(redis, stream, 'billing', 600, 300); // pending 300..599, undelivered 600..999
       await consume(redis, stream, 'audit', 200, 200); // nothing pending, undelivered 200..999
       needed[stream] = ids.slice(200);
+      acked[stream] = ids.slice(0, 200);
     }
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     try {
@@ -66,9 +87,16 @@ describe('safe trimming', () => {
     // Plain MAXLEN deleted work that both groups still had to do.
     expect(await existing(redis, plain, needed[plain])).toBeLessThan(200);
     // The safe trim kept all 800 entries some group needs and removed only what both had acked.
-    expect(result).toMatchObject({ method: 'floor', floor: needed[safe][0] });
+    // The promise is about entries, not one floor id: any floor after the last acked entry and
+    // at or before the first needed one keeps it.
+    expect(result.method).toBe('floor');
+    expect(compareStreamIds(result.floor!, acked[safe][199])).toBeGreaterThan(0);
+    expect(compareStreamIds(result.floor!, needed[safe][0])).toBeLessThanOrEqual(0);
     expect(result.removed).toBeGreaterThan(0);
     expect(await existing(redis, safe, needed[safe])).toBe(800);
+    const removed = await removedOf(redis, safe, [...acked[safe], ...needed[safe]]);
+    expect(removed.length).toBe(result.removed);
+    expect(removed.filter((id) => !acked[safe].includes(id))).toEqual([]);
     expect(await redis.xlen(safe)).toBe(1000 - result.removed);
     expect(await redis.xlen(safe)).toBeGreaterThanOrEqual(800);
   });

@@ -332,7 +332,7 @@ describe('Lua scripts against Redis', () => {
         client.disconnect();
         await own.stop();
       }
-    });
+    }, 60_000); // a redis-server process, restarted
 
     it('starts from the current count when the old hash (beside the dead-letter stream) audited the group', async () => {
       const s = await auditedStream(10);
