@@ -4,6 +4,7 @@ import { StreamRecord } from '../../client/stream-record.js';
 import { JsonCodec } from '../../codec/json.codec.js';
 import { InvalidOptionsError } from '../../errors/invalid-options.error.js';
 import type { PayloadSerializer } from '../../interfaces/payload-codec.interface.js';
+import { pgTextProblem } from '../pg-text.js';
 import { OutboxEventRefusedError } from './errors/outbox-event-refused.error.js';
 
 /** What `Outbox` checks events against: the options of the client the relay publishes through. */
@@ -11,25 +12,12 @@ export interface OutboxPublishLimits {
   readonly options: { readonly maxPayloadBytes: number; readonly serializer: PayloadSerializer };
 }
 
-/** With the u flag a surrogate pair is one code point, so only a lone surrogate is of category Cs. */
-const LONE_SURROGATE = /\p{Cs}/u;
-
-/** Checks of one text field: what PostgreSQL would refuse or silently change. */
-function textProblem(value: string): string | null {
-  if (value.includes('\u0000')) return 'contains a NUL character (U+0000), which PostgreSQL text and jsonb cannot store';
-  // node-postgres encodes text as UTF-8, turning a lone surrogate into U+FFFD without a word: the
-  // stored id would no longer be the one given.
-  if (LONE_SURROGATE.test(value))
-    return 'contains a lone UTF-16 surrogate, which UTF-8 cannot encode (it would be stored changed)';
-  return null;
-}
-
 function checkText(field: string, value: unknown, fix: string, optional = false): void {
   if (optional && value === undefined) return;
   if (typeof value !== 'string' || value.length === 0) {
     throw new InvalidOptionsError(`Outbox ${field} ${JSON.stringify(value)} is not a non-empty string: ${fix}.`);
   }
-  const problem = textProblem(value);
+  const problem = pgTextProblem(value);
   if (problem) throw new InvalidOptionsError(`Outbox ${field} ${JSON.stringify(value)} ${problem}: ${fix}.`);
 }
 
@@ -52,14 +40,14 @@ export function validateOutboxEvent(
     throw new InvalidOptionsError(`Outbox headers ${JSON.stringify(options.headers)} are not an object: pass { name: 'value' }.`);
   }
   for (const [name, value] of Object.entries(options.headers ?? {})) {
-    const nameProblem = textProblem(name);
+    const nameProblem = pgTextProblem(name);
     if (nameProblem) throw new InvalidOptionsError(`Outbox header name ${JSON.stringify(name)} ${nameProblem}: rename it.`);
     if (typeof value !== 'string') {
       throw new InvalidOptionsError(
         `Outbox header "${name}" is ${typeof value}, not a string: headers travel as strings; convert it.`,
       );
     }
-    const problem = textProblem(value);
+    const problem = pgTextProblem(value);
     if (problem) {
       throw new InvalidOptionsError(
         `Outbox header "${name}" value ${JSON.stringify(value)} ${problem}: encode it (e.g. base64) or leave it out.`,
