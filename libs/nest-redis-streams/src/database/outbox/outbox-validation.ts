@@ -12,10 +12,13 @@ export interface OutboxPublishLimits {
   readonly options: { readonly maxPayloadBytes: number; readonly serializer: PayloadSerializer };
 }
 
+/** `optional`: undefined passes, and so does '' (a key like any other, as before the checks). */
 function checkText(field: string, value: unknown, fix: string, optional = false): void {
   if (optional && value === undefined) return;
-  if (typeof value !== 'string' || value.length === 0) {
-    throw new InvalidOptionsError(`Outbox ${field} ${JSON.stringify(value)} is not a non-empty string: ${fix}.`);
+  if (typeof value !== 'string' || (value.length === 0 && !optional)) {
+    throw new InvalidOptionsError(
+      `Outbox ${field} ${JSON.stringify(value)} is not a${optional ? '' : ' non-empty'} string: ${fix}.`,
+    );
   }
   const problem = pgTextProblem(value);
   if (problem) throw new InvalidOptionsError(`Outbox ${field} ${JSON.stringify(value)} ${problem}: ${fix}.`);
