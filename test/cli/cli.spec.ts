@@ -1,7 +1,7 @@
 import { redisClient, unique } from '../support/helpers.js';
 import { runCli } from './run-cli.js';
 
-const COMMANDS = ['status', 'pending', 'dlq', 'setid', 'consumers', 'ownership', 'trim', 'reconcile', 'outbox'];
+const COMMANDS = ['status', 'pending', 'dlq', 'setid', 'consumers', 'ownership', 'trim', 'reconcile'];
 const redis = redisClient();
 afterAll(() => redis.quit());
 

@@ -46,6 +46,11 @@ describe('nest-redis-streams outbox (the compiled binary, against PostgreSQL 15)
     expect({ code: clear.code, stderr: clear.stderr }).toEqual({ code: 0, stderr: '' });
     expect(clear.stdout).toContain('(none)');
 
+    const help = await runCli(['outbox', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: nest-redis-streams outbox --database-url <url>/);
+    expect((await runCli(['--help'])).stdout).toMatch(/\n  outbox +outbox events parked by the relay/);
+
     const bad = await runCli(['outbox', '--database-url', url, '--limit', '0']);
     expect({ code: bad.code, stderr: bad.stderr }).toEqual({
       code: 2,
