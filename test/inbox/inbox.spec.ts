@@ -160,5 +160,7 @@ describe.each<DatabaseKind>([pgKind, typeormKind, pgliteKind])('Inbox on $name',
     expect(await second).toEqual({ status: 'duplicate' });
     expect(settled).toEqual(['first', 'second']);
     expect(await charges()).toEqual(['o-4']);
-  });
+    // Its own timeout: on TypeORM the lock wait is polled through the pool (4 s on a quiet machine,
+    // past Jest's 5 s default when the machine is busy).
+  }, 30_000);
 });
