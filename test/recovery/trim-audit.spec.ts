@@ -29,8 +29,20 @@ describe('trim audit', () => {
     return Handlers;
   }
 
-  async function start(patterns: Array<[string, StreamHandlerOptions]>, handled: string[]): Promise<RedisStreamsServer> {
-    const { app, server } = await startMicroservice([handlers(patterns, handled)], { consumer: 'a', reclaimIntervalMs: 0 });
+  /** Starts a consumer; `reported` collects its dead-letter events from before its first read. */
+  async function start(
+    patterns: Array<[string, StreamHandlerOptions]>,
+    handled: string[],
+    reported: Array<[string, number]> = [],
+  ): Promise<RedisStreamsServer> {
+    const { app, server } = await startMicroservice(
+      [handlers(patterns, handled)],
+      { consumer: 'a', reclaimIntervalMs: 0 },
+      [],
+      true,
+      [],
+      (s) => s.events.on('dead-lettered', (e) => reported.push([e.stream, e.count])),
+    );
     closers.push(() => app.close());
     return server;
   }
@@ -78,9 +90,8 @@ describe('trim audit', () => {
     await redis.xtrim(lossy, 'MAXLEN', 5);
     await add(other, 3);
     const handled: string[] = [];
-    const server = await start(patterns, handled);
     const reported: Array<[string, number]> = [];
-    server.events.on('dead-lettered', (e) => reported.push([e.stream, e.count]));
+    const server = await start(patterns, handled, reported);
     await waitFor(
       async () =>
         handled.length === 8 && (await pendingCount(redis, lossy, 'nest')) + (await pendingCount(redis, other, 'nest')) === 0,
