@@ -280,6 +280,7 @@ describe('Lua scripts against Redis', () => {
       const s = await auditedStream(10);
       await redis.xtrim(s.stream, 'MAXLEN', 6); // 4 unread entries go
       const forgets = await probeTrimGap(redis, `${s.audit}:probe`);
+      expect(await redis.exists(`${s.audit}:probe`)).toBe(0); // the probe's scratch stream is gone
       await redis.xreadgroup('GROUP', GROUP, 'me', 'COUNT', 2, 'STREAMS', s.stream, '>');
       // What the probe told: 7.0 counts the 2 entries delivered, so the gap of 4 stays in the
       // counters; 7.2+/8.x/Valkey set entries-read to the position of the second entry read (4 + 2).

@@ -28,20 +28,27 @@ export interface ProbedRedisFeatures extends RedisFeatures {
 }
 
 /**
- * The probe of `readForgetsTrimGap`, on a scratch stream that it deletes again: three entries, a
- * group created at 0 with entries-read 0, two of the entries trimmed, one read. entries-read is
- * then 1 where the server counts deliveries (7.0) and 3, the entry's position, where it re-estimates.
- * KEYS[1] scratch key → the group's entries-read after the read.
+ * The probe of `readForgetsTrimGap`, on a scratch stream that it deletes again: two entries, a
+ * group created at 0 with entries-read 0, a third entry added with MAXLEN 1 (the two go), one
+ * read. entries-read is then 1 where the server counts deliveries (7.0) and 3, the entry's
+ * position, where it re-estimates. Only commands a consumer's ACL has (XADD's own MAXLEN, not
+ * XTRIM), and the scratch key is deleted even when one of them is refused.
+ * KEYS[1] scratch key → the group's entries-read after the read, or -1 when a step failed.
  */
 export const PROBE_TRIM_GAP = `
 redis.call('DEL', KEYS[1])
-for i = 1, 3 do redis.call('XADD', KEYS[1], i .. '-1', 'p', '1') end
-redis.call('XGROUP', 'CREATE', KEYS[1], 'p', '0', 'ENTRIESREAD', '0')
-redis.call('XTRIM', KEYS[1], 'MAXLEN', '1')
-redis.call('XREADGROUP', 'GROUP', 'p', 'p', 'COUNT', '1', 'STREAMS', KEYS[1], '>')
-local group = redis.call('XINFO', 'GROUPS', KEYS[1])[1]
+local function probe()
+  for _, id in ipairs({'1-1', '2-1'}) do redis.call('XADD', KEYS[1], id, 'p', '1') end
+  redis.call('XGROUP', 'CREATE', KEYS[1], 'p', '0', 'ENTRIESREAD', '0')
+  redis.call('XADD', KEYS[1], 'MAXLEN', '1', '3-1', 'p', '1')
+  redis.call('XREADGROUP', 'GROUP', 'p', 'p', 'COUNT', '1', 'STREAMS', KEYS[1], '>')
+  local group = redis.call('XINFO', 'GROUPS', KEYS[1])[1]
+  for i = 1, #group, 2 do if group[i] == 'entries-read' then return group[i + 1] end end
+  return -1
+end
+local ok, read = pcall(probe)
 redis.call('DEL', KEYS[1])
-for i = 1, #group, 2 do if group[i] == 'entries-read' then return group[i + 1] end end
+if ok then return read end
 return -1`;
 
 /** Oldest Redis the transport works with: the reclaimer needs XAUTOCLAIM (6.2). */
