@@ -128,7 +128,7 @@ function buildServer(server, { log: say = () => {}, jobs = 2 } = {}) {
     say(`${server.label}: fetching Debian source package ${server.pkg}=${server.version} (${server.suite})`);
     try {
       run('apt-get', ['source', '--download-only', `${server.pkg}=${server.version}`], { cwd: work, log });
-    } catch (err) {
+    } catch {
       // apt's lists may predate the version: refresh them once and try again.
       if (!ensureSourceEntry(log)) run('apt-get', ['update', '-qq'], { log });
       run('apt-get', ['source', '--download-only', `${server.pkg}=${server.version}`], { cwd: work, log });
