@@ -161,4 +161,4 @@ function buildServer(server, { log: say = () => {}, jobs = 2 } = {}) {
   }
 }
 
-module.exports = { SERVERS, cacheRoot, serverDir, builtBinary, buildServer, ensureSourceEntry, debianMirror };
+module.exports = { SERVERS, cacheRoot, serverDir, builtBinary, buildServer, ensureBuildTools, ensureSourceEntry, debianMirror };

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
-const { SERVERS, buildServer, builtBinary, ensureSourceEntry } = require('../lib/redis-servers.cjs');
+const { SERVERS, buildServer, builtBinary, ensureBuildTools, ensureSourceEntry } = require('../lib/redis-servers.cjs');
 
 const args = process.argv.slice(2);
 if (args[0] === '--one') {
@@ -24,8 +24,12 @@ if (args[0] === '--one') {
   }
   const wanted = SERVERS.filter((s) => args.length === 0 || args.includes(s.name));
   const missing = wanted.filter((s) => !builtBinary(s));
-  // The deb-src entry and apt-get update once, before the parallel fetches.
-  if (missing.length) ensureSourceEntry();
+  // The deb-src entry, apt-get update and the build tools once, before the parallel builds (two
+  // apt-get installs at once would fight over dpkg's lock).
+  if (missing.length) {
+    ensureSourceEntry();
+    ensureBuildTools();
+  }
   const self = fileURLToPath(import.meta.url);
   const results = await Promise.all(
     wanted.map(
