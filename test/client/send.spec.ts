@@ -88,9 +88,12 @@ describe('RedisStreamsClient send', () => {
     const stream = unique('rpc-silent');
     // A group exists but no consumer reads it (the service is down): requests are never answered.
     await redis.xgroup('CREATE', stream, 'nest', '$', 'MKSTREAM');
-    // Long enough that a busy machine starts the reply reader and checks the group before the
-    // requests time out (one that times out before its write is, rightly, never written).
+    // Long enough that a busy machine writes each request before it times out (one that times out
+    // before its write is, rightly, never written).
     const c = client({ requestTimeoutMs: 2_000 });
+    // One request first, so the 1,000 find the reply reader started and the group checked: then
+    // each is written at once, whatever the machine's load, and times out on its way or after.
+    await expect(firstValueFrom(c.send(stream, { warm: true }))).rejects.toBeInstanceOf(RequestTimeoutError);
     const results = await Promise.all(
       Array.from({ length: 1000 }, (_, i) => firstValueFrom(c.send(stream, { i })).catch((err: unknown) => err)),
     );
@@ -99,7 +102,12 @@ describe('RedisStreamsClient send', () => {
     expect((results[0] as Error).message).toContain('no @MessagePattern handler is consuming that stream');
     expect(c.pendingRequestCount).toBe(0);
     // Every request was written, also those whose XADD was still on its way when they timed out.
-    await waitFor(async () => (await redis.xlen(stream)) === 1000, 'all 1,000 requests in the stream', 30_000);
+    // (The warm-up request may or may not be there: it may have timed out before its write.)
+    const written = async () => {
+      const payloads = (await redis.xrange(stream, '-', '+')).flatMap(([, f]) => f.filter((v) => v.startsWith('{"i":')));
+      return new Set(payloads.map((p) => (JSON.parse(p) as { i: number }).i)).size === 1000 && payloads.length === 1000;
+    };
+    await waitFor(written, 'all 1,000 requests in the stream, once each', 30_000);
   }, 60_000);
 
   it('forgets a request whose caller unsubscribed', async () => {

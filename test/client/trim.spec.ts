@@ -88,10 +88,15 @@ describe('safe trimming', () => {
     expect(await existing(redis, plain, needed[plain])).toBeLessThan(200);
     // The safe trim kept all 800 entries some group needs and removed only what both had acked.
     // The promise is about entries, not one floor id: any floor after the last acked entry and
-    // at or before the first needed one keeps it.
-    expect(result.method).toBe('floor');
-    expect(compareStreamIds(result.floor!, acked[safe][199])).toBeGreaterThan(0);
-    expect(compareStreamIds(result.floor!, needed[safe][0])).toBeLessThanOrEqual(0);
+    // at or before the first needed one keeps it; on a server with ACKED trimming there is no floor.
+    const { useAcked } = await new StreamTrimmer(redis).detectFeatures(safe);
+    if (useAcked) {
+      expect(result).toMatchObject({ method: 'acked', floor: null });
+    } else {
+      expect(result.method).toBe('floor');
+      expect(compareStreamIds(result.floor!, acked[safe][199])).toBeGreaterThan(0);
+      expect(compareStreamIds(result.floor!, needed[safe][0])).toBeLessThanOrEqual(0);
+    }
     expect(result.removed).toBeGreaterThan(0);
     expect(await existing(redis, safe, needed[safe])).toBe(800);
     const removed = await removedOf(redis, safe, [...acked[safe], ...needed[safe]]);
@@ -121,11 +126,53 @@ describe('safe trimming', () => {
     await pipeline.exec();
     await redis.xgroup('CREATE', stream, 'g', '0');
     const read = await consume(redis, stream, 'g', 400, 250); // 250..399 pending
+    const { useAcked } = await new StreamTrimmer(redis).detectFeatures(stream);
     const result = await trimSafely(redis, stream, { minIdAgeMs: 60_000 });
-    expect(result.floor).toBe(read[250]);
-    expect(result.removed).toBe(200); // two whole nodes of 100 lie below the floor
+    if (useAcked) {
+      // Redis' ACKED deletes each acked entry (not whole nodes): exactly the 250 acked ones.
+      expect(result).toMatchObject({ method: 'acked', floor: null, removed: 250 });
+    } else {
+      expect(result).toMatchObject({ method: 'floor', floor: read[250] });
+      expect(result.removed).toBe(200); // two whole nodes of 100 lie below the floor
+    }
     expect(await existing(redis, stream, read.slice(250))).toBe(150);
+    expect(await redis.xlen(stream)).toBe(500 - result.removed);
   });
+
+  it.each([
+    ['maxLen', { maxLen: 50 }],
+    ['age-based retention', { minIdAgeMs: 60_000 }],
+    ['both', { maxLen: 50, minIdAgeMs: 60_000 }],
+  ])(
+    'on the path this server takes (ACKED where safe, else the floor) removes only what every group acked, under %s',
+    async (_, target) => {
+      const stream = unique('trim-path');
+      const old = Date.now() - 3_600_000;
+      const pipeline = redis.pipeline();
+      for (let i = 1; i <= 600; i++) pipeline.xadd(stream, `${old}-${i}`, 'n', String(i));
+      await pipeline.exec();
+      const ids = (await redis.xrange(stream, '-', '+')).map(([id]) => id);
+      await redis.xgroup('CREATE', stream, 'billing', '0');
+      await redis.xgroup('CREATE', stream, 'audit', '0');
+      // billing: acked 0..149 and 200..249, pending 150..199 and 250..299, 300.. undelivered;
+      // audit: acked 0..99, 100.. undelivered. Every group acked 0..99 only.
+      await consume(redis, stream, 'billing', 300, 0);
+      await redis.xack(stream, 'billing', ...ids.slice(0, 150), ...ids.slice(200, 250));
+      await consume(redis, stream, 'audit', 100, 100);
+      const { useAcked } = await new StreamTrimmer(redis).detectFeatures(stream);
+      const result = await trimSafely(redis, stream, target);
+      expect(result.method).toBe(useAcked ? 'acked' : 'floor');
+      const left = new Set((await redis.xrange(stream, '-', '+')).map(([id]) => id));
+      const removed = ids.filter((id) => !left.has(id));
+      expect(removed.length).toBe(result.removed);
+      expect(removed.length).toBeGreaterThan(0);
+      // Nothing a group still needs went: every removed entry lies among the 100 both acked.
+      expect(removed.every((id) => ids.indexOf(id) < 100)).toBe(true);
+      expect(ids.slice(100).every((id) => left.has(id))).toBe(true);
+      expect(await redis.xpending(stream, 'billing')).toEqual([100, ids[150], ids[299], [['c', '100']]]);
+      expect(await redis.xpending(stream, 'audit')).toEqual([0, null, null, null]);
+    },
+  );
 
   it('trims a stream without groups to the target', async () => {
     const stream = unique('trim-nogroups');
@@ -145,7 +192,9 @@ describe('safe trimming', () => {
     expect(features.useAcked).toBe(features.ackedOption && isAckedApproxFixed(features.redisVersion));
     const result = await trimmer.trim(stream, { maxLen: 5 });
     expect(result.method).toBe(features.useAcked ? 'acked' : 'floor');
-    expect(await redis.xlen(stream)).toBe(10); // one node, and `~` only removes whole nodes
+    // A stream without groups: `~` alone only removes whole nodes (this one is a single node),
+    // while ACKED deletes entry by entry, down to exactly maxLen: both within what was asked.
+    expect(await redis.xlen(stream)).toBe(features.useAcked ? 5 : 10);
   });
 
   it('rejects a trim without a target', async () => {

@@ -1,10 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import semver from 'semver';
 
 // The README promises Node.js ≥ its stated floor. Every package `npm ci` installs must accept that
 // version, or the first thing a user on the floor sees is npm's EBADENGINE warnings (dev
 // dependencies asked for Node 22 once; the repository now pins ones that do not).
+// semver ships no types of its own; these two calls are all this check needs.
+const semver = require('semver') as {
+  validRange(range: string): string | null;
+  satisfies(version: string, range: string): boolean;
+};
 const root = join(__dirname, '../..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 

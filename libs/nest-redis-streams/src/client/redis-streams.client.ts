@@ -69,6 +69,8 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
   private readonly connections = new Set<Redis>();
   /** Streams known to have a consumer group, so requests to them can be answered. */
   private readonly readStreams = new Set<string>();
+  /** The check in flight per stream, shared by the requests that arrive while it runs. */
+  private readonly groupChecks = new Map<string, Promise<void>>();
   private observer: ClientWriteObserver | null = null;
   /** Streams whose retention the observer was told of (empty while nobody observes). */
   private readonly retentionReported = new Set<string>();
@@ -332,8 +334,19 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
    * Requests to a stream that no group reads would wait for their timeout: the server has no
    * handler to say so (it never reads that stream). Checked once per stream, before writing.
    */
-  private async requireConsumerGroup(stream: string): Promise<void> {
-    if (this.readStreams.has(stream)) return;
+  private requireConsumerGroup(stream: string): Promise<void> {
+    if (this.readStreams.has(stream)) return Promise.resolve();
+    // One check for a burst: 1,000 requests sent at once to a new stream made 1,000 XINFO round
+    // trips before the first write, and on a loaded machine the last ones timed out unwritten.
+    let check = this.groupChecks.get(stream);
+    if (!check) {
+      check = this.checkConsumerGroup(stream).finally(() => this.groupChecks.delete(stream));
+      this.groupChecks.set(stream, check);
+    }
+    return check;
+  }
+
+  private async checkConsumerGroup(stream: string): Promise<void> {
     const groups = await readGroupBacklogs(await this.connect(), stream);
     if (groups.length === 0) throw new NoMessageHandlerError(CLIENT_MESSAGES.noMessageHandler(stream), stream);
     this.readStreams.add(stream);

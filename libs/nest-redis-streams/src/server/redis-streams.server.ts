@@ -18,6 +18,7 @@ import { MESSAGES } from '../messages.js';
 import { connectOrExplain, quitWithin, watchStatus } from '../redis/connect.js';
 import { createRedisConnection, isClusterConnection } from '../redis/connection.factory.js';
 import { probeRedisFeatures } from '../redis/redis-features.js';
+import { trimAuditKey } from '../recovery/trim-audit.js';
 import { aclUserOf, withAclFix } from '../redis/acl-hint.js';
 import { tracingEnabled } from '../tracing/trace-context.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
@@ -245,7 +246,10 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     watchStatus(this.commands, this._status$);
     await connectOrExplain(this.commands, connection);
     // Once per listen(): a Redis without XAUTOCLAIM fails here, naming its version and the minimum.
-    const features = await probeRedisFeatures(this.commands);
+    // The trim-gap probe writes a scratch stream beside the first stream's trim-audit hash: in
+    // its slot, and inside the key patterns a consumer's ACL grants.
+    const probeKey = subscriptions[0] ? `${trimAuditKey(subscriptions[0].stream)}:probe` : undefined;
+    const features = await probeRedisFeatures(this.commands, probeKey);
     const runtime = {
       consumer: this.options.consumer,
       // Tells this start apart from an earlier one of the same pod in exclusive ownership.
@@ -255,6 +259,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       replyStreamPrefix: this.options.replyStreamPrefix,
       aclUser: aclUserOf(connection),
       streamCounters: features.streamCounters,
+      readForgetsTrimGap: features.readForgetsTrimGap,
       deserializer: this.options.deserializer ?? new JsonCodec(),
       commands: this.commands,
       events: this.events,

@@ -17,6 +17,7 @@ import { FifoQueue } from './fifo-queue.js';
 import { HeldEntry } from './held-entry.js';
 import { HeldEntries } from './held-entries.js';
 import type { RecoveryTarget } from '../recovery/recovery-target.interface.js';
+import { auditTrimLossBeforeRead } from '../recovery/trim-audit.js';
 import { FENCED, claimIfOwned } from '../ownership/fenced-writes.js';
 import type { OwnedPartition } from '../ownership/owned-partition.interface.js';
 import { partitionOwnerKey } from '../ownership/ownership-keys.js';
@@ -334,7 +335,14 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     let replaying = true;
     let cursor = '-';
     let failures = 0;
+    // Whether the next read may cross entries trimmed before the group read them: on servers that
+    // forget such a loss once read past (rt.readForgetsTrimGap), the audit counts it first. Only a
+    // read straight after a short one (the group was caught up, and this loop read on at once)
+    // cannot: a full batch leaves a backlog, and so may any wait or error in between.
+    let mayCrossTrimGap = true;
     while (!this.stopping) {
+      const crossCheck = mayCrossTrimGap && this.rt.readForgetsTrimGap;
+      mayCrossTrimGap = true;
       if (this.fence && !this.mayRead()) {
         await this.waitForOwnership();
         continue;
@@ -381,6 +389,7 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
           });
           continue;
         }
+        if (crossCheck) await auditTrimLossBeforeRead(this, this.rt.commands, this.rt.events, this.rt.logger);
         if (this.partitionReader) {
           await this.readFenced(this.partitionReader, room);
           continue;
@@ -400,6 +409,7 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
         failures = 0;
         this.lastReadAt = Date.now();
         const entries = reply?.[0]?.[1];
+        mayCrossTrimGap = (entries?.length ?? 0) >= room;
         if (entries) takeRows(entries, this.acceptRead);
       } catch (err) {
         // Closing the reader is how stop() interrupts a blocking read; whatever it throws then
