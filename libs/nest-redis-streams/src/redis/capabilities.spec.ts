@@ -50,7 +50,18 @@ describe('probeNode', () => {
 
   it('falls back to COMMAND DOCS when the probe key is not allowed, and to absent when that is refused too', async () => {
     const noperm = new Error("NOPERM No permissions to access a key used by the 'xadd' command");
-    const docs = ['xadd', ['summary', 's', 'arguments', [['name', 'key'], ['name', 'idmp', 'token', 'IDMP']]]];
+    const docs = [
+      'xadd',
+      [
+        'summary',
+        's',
+        'arguments',
+        [
+          ['name', 'key'],
+          ['name', 'idmp', 'token', 'IDMP'],
+        ],
+      ],
+    ];
     const caps = await probeNode(
       fakeNode({ ...NEW_SERVER, 'XREADGROUP GROUP': noperm, 'XADD k': noperm, 'COMMAND DOCS': docs }),
       'k',

@@ -180,10 +180,22 @@ export async function probeNode(redis: Redis, key: string): Promise<NodeCapabili
   const docs = new DocsLookup(redis);
   const detectedBy = {} as Record<CapabilityName, Detection>;
   // XREADGROUP with CLAIM on a missing key: NOGROUP once CLAIM was parsed, a syntax error before 8.4.
-  const claimOk = await decide(claim, (a) => !a.ok && /^NOGROUP/.test(a.message), () => docs.has('XREADGROUP', 'claim'));
+  const claimOk = await decide(
+    claim,
+    (a) => !a.ok && /^NOGROUP/.test(a.message),
+    () => docs.has('XREADGROUP', 'claim'),
+  );
   // XADD NOMKSTREAM on a missing key answers nil; older servers take IDMP for the entry id.
-  const idmpOk = await decide(idmp, (a) => a.ok && a.value === null, () => docs.has('XADD', 'idmp'));
-  const trimOk = await decide(trim, (a) => a.ok, () => docs.has('XTRIM', 'acked'));
+  const idmpOk = await decide(
+    idmp,
+    (a) => a.ok && a.value === null,
+    () => docs.has('XADD', 'idmp'),
+  );
+  const trimOk = await decide(
+    trim,
+    (a) => a.ok,
+    () => docs.has('XTRIM', 'acked'),
+  );
   const present = commands.ok && Array.isArray(commands.value) ? commands.value.map((c) => Array.isArray(c)) : null;
   const nodeCaps: NodeCapabilities = {
     node: redis.options?.host ? `${redis.options.host}:${redis.options.port}` : '',
@@ -251,4 +263,49 @@ export function collectTokens(reply: unknown, into: Set<string>): void {
       into.add((reply[i + 1] as string).toLowerCase());
     } else if (Array.isArray(item)) collectTokens(item, into);
   }
+}
+
+/** Where the report goes: a Nest Logger fits. */
+export interface CapabilityLog {
+  log(message: string): void;
+  warn(message: string): void;
+}
+
+/** Nodes already warned about in this process: a pod that listens again is not told twice. */
+const warnedBelowFloor = new Set<string>();
+
+/**
+ * Probes, logs one line with what every node offers, and warns once per node and version when a
+ * node is below its patch floor. A probe that fails (the connection, an unexpected reply) is
+ * logged and counts as no capability: the transport then runs on the 7.0 commands.
+ */
+export async function reportCapabilities(redis: Redis | Cluster, log: CapabilityLog): Promise<ServerCapabilities> {
+  let caps: ServerCapabilities;
+  try {
+    caps = await probeCapabilities(redis);
+  } catch (err) {
+    log.warn(`Could not probe the server's stream capabilities (${(err as Error).message}); using the 7.0 commands only.`);
+    return { nodes: [], all: combine([]) };
+  }
+  log.log(CAPABILITY_MESSAGES.report(caps));
+  for (const node of caps.nodes) {
+    const key = `${node.node}@${node.server}-${node.version}`;
+    if (node.patchFloor.ok || warnedBelowFloor.has(key)) continue;
+    warnedBelowFloor.add(key);
+    log.warn(CAPABILITY_MESSAGES.belowPatchFloor(node));
+  }
+  return caps;
+}
+
+/** Readiness details / overview form: what every node has, and the nodes by version and patch floor. */
+export interface CapabilitySummary extends Record<CapabilityName, boolean> {
+  nodes: Array<{ node: string; server: string; version: string; upgradeTo: string | null }>;
+}
+
+/** The summary of a probe (for readiness details, the console and `doctor --json`). */
+export function summarizeCapabilities(caps: ServerCapabilities): CapabilitySummary {
+  return {
+    ...caps.all,
+    nodes: caps.nodes.map((n) => ({ node: n.node, server: n.server, version: n.version, upgradeTo: n.patchFloor.floor })),
+  };
 }

@@ -18,6 +18,7 @@ import { MESSAGES } from '../messages.js';
 import { connectOrExplain, quitWithin, watchStatus } from '../redis/connect.js';
 import { createRedisConnection, isClusterConnection } from '../redis/connection.factory.js';
 import { probeRedisFeatures } from '../redis/redis-features.js';
+import { type ServerCapabilities, reportCapabilities } from '../redis/capabilities.js';
 import { aclUserOf, withAclFix } from '../redis/acl-hint.js';
 import { tracingEnabled } from '../tracing/trace-context.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
@@ -71,6 +72,8 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
   /** Exclusive ownership: one coordinator per logical stream and group (none when shared). */
   private coordinators: OwnershipCoordinator[] = [];
   private closing: Promise<void> | null = null;
+  /** What the server's nodes offer (XREADGROUP CLAIM, IDMP...), probed once per listen(). */
+  private capabilities: ServerCapabilities | null = null;
   private readonly replies: ReplyWriter;
   /** Whether anyone installed Nest's processing hooks (tracing); without them handlers run bare. */
   private hooksInstalled = false;
@@ -119,6 +122,11 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       rebalances: c.rebalances,
       partitions: c.view.partitions,
     }));
+  }
+
+  /** The stream capabilities probed at listen() (per node, and those every node has); null before. */
+  getCapabilities(): ServerCapabilities | null {
+    return this.capabilities;
   }
 
   /** The connection used for non-blocking commands (acks, claims, XADD). */
@@ -246,6 +254,8 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     await connectOrExplain(this.commands, connection);
     // Once per listen(): a Redis without XAUTOCLAIM fails here, naming its version and the minimum.
     const features = await probeRedisFeatures(this.commands);
+    // One log line of what each node offers, and a warning for a node below its patch floor.
+    this.capabilities = await reportCapabilities(this.commands, this.logger);
     const runtime = {
       consumer: this.options.consumer,
       // Tells this start apart from an earlier one of the same pod in exclusive ownership.
