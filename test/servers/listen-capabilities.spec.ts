@@ -42,7 +42,7 @@ describe('listen() reports the stream capabilities', () => {
         expect(floorWarnings).toHaveLength(1);
         expect(floorWarnings[0]).toContain(`${version}`);
         expect(floorWarnings[0]).toContain(
-          `is below ${floor.floor}, the first release with the fix for stream payloads in RESTORE`,
+          `is below ${floor.floor}, the first release of its line with the fix for stream payloads in RESTORE`,
         );
       }
     } finally {

@@ -5,6 +5,7 @@ import { BIN, EXIT } from './cli.constants.js';
 import type { Command } from './command.interface.js';
 import { consumersCommand } from './commands/consumers.command.js';
 import { dlqCommand } from './commands/dlq.command.js';
+import { doctorCommand } from './commands/doctor.command.js';
 import { ownershipCommand } from './commands/ownership.command.js';
 import { pendingCommand } from './commands/pending.command.js';
 import { reconcileCommand } from './commands/reconcile.command.js';
@@ -22,6 +23,7 @@ export const COMMANDS: Command[] = [
   ownershipCommand,
   trimCommand,
   reconcileCommand,
+  doctorCommand,
 ];
 
 function overviewHelp(): string {

@@ -109,22 +109,31 @@ export const CAPABILITY_MESSAGES = {
   },
   belowPatchFloor: (node: NodeCapabilities) =>
     `${node.server === 'valkey' ? 'Valkey' : 'Redis'} ${node.version}${node.node ? ` at ${node.node}` : ''} is below ` +
-    `${node.patchFloor.floor}, the first release with the fix for stream payloads in RESTORE (also used by replication ` +
-    `and slot migration): a malformed stream payload can corrupt the server's memory. Upgrade to ` +
-    `${node.patchFloor.floor} or a later release of that line.`,
+    `${node.patchFloor.floor}, the first release of its line with the fix for stream payloads in RESTORE. ` +
+    `Upgrade to ${node.patchFloor.floor} or a later release.`,
 } as const;
 
 const PROBE_GROUP = 'nrs-capability-probe';
+
+/** The probe key when the caller names none. */
+export const DEFAULT_PROBE_KEY = 'nrs:capability-probe';
+
+/** A probe key next to `stream`, covered by the ACL key patterns that cover the stream. */
+export function probeKeyNear(stream: string): string {
+  return `${stream}:${PROBE_GROUP}`;
+}
 
 /**
  * Probes every node once: on a Cluster each master (a rolling upgrade can mix versions), on a
  * single connection the server behind it. Nothing is written: the probes run against a key that
  * does not exist, with NOMKSTREAM, and Redis parses every argument before it looks at the key.
+ * Pass a `keyBase` inside the key patterns of a restricted ACL user (`<stream>:nrs-capability-probe`),
+ * or its probes are refused and only COMMAND DOCS (often refused too) can tell.
  */
-export async function probeCapabilities(redis: Redis | Cluster): Promise<ServerCapabilities> {
+export async function probeCapabilities(redis: Redis | Cluster, keyBase = DEFAULT_PROBE_KEY): Promise<ServerCapabilities> {
   const nodes = isCluster(redis)
-    ? await Promise.all(redis.nodes('master').map((node) => probeNode(node, probeKeyFor(redis, node))))
-    : [await probeNode(redis, 'nrs:capability-probe')];
+    ? await Promise.all(redis.nodes('master').map((node) => probeNode(node, probeKeyFor(redis, node, keyBase))))
+    : [await probeNode(redis, keyBase)];
   return { nodes, all: combine(nodes) };
 }
 
@@ -140,14 +149,14 @@ function isCluster(redis: Redis | Cluster): redis is Cluster {
 }
 
 /** A key whose slot the node serves, so that the probe is not answered with MOVED. */
-function probeKeyFor(cluster: Cluster, node: Redis): string {
+function probeKeyFor(cluster: Cluster, node: Redis, keyBase: string): string {
   const address = `${node.options.host}:${node.options.port}`;
   const slots = cluster.slots;
   for (let i = 0; i < 100_000; i++) {
-    const key = `nrs:capability-probe:{${i}}`;
+    const key = `${keyBase}:{${i}}`;
     if (slots[slotOf(key)]?.[0] === address) return key;
   }
-  return 'nrs:capability-probe';
+  return keyBase;
 }
 
 /** One reply of a probe: what it answered, or the error it failed with. */
@@ -279,10 +288,14 @@ const warnedBelowFloor = new Set<string>();
  * node is below its patch floor. A probe that fails (the connection, an unexpected reply) is
  * logged and counts as no capability: the transport then runs on the 7.0 commands.
  */
-export async function reportCapabilities(redis: Redis | Cluster, log: CapabilityLog): Promise<ServerCapabilities> {
+export async function reportCapabilities(
+  redis: Redis | Cluster,
+  log: CapabilityLog,
+  keyBase = DEFAULT_PROBE_KEY,
+): Promise<ServerCapabilities> {
   let caps: ServerCapabilities;
   try {
-    caps = await probeCapabilities(redis);
+    caps = await probeCapabilities(redis, keyBase);
   } catch (err) {
     log.warn(`Could not probe the server's stream capabilities (${(err as Error).message}); using the 7.0 commands only.`);
     return { nodes: [], all: combine([]) };

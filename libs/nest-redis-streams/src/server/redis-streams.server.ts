@@ -18,7 +18,7 @@ import { MESSAGES } from '../messages.js';
 import { connectOrExplain, quitWithin, watchStatus } from '../redis/connect.js';
 import { createRedisConnection, isClusterConnection } from '../redis/connection.factory.js';
 import { probeRedisFeatures } from '../redis/redis-features.js';
-import { type ServerCapabilities, reportCapabilities } from '../redis/capabilities.js';
+import { type ServerCapabilities, probeKeyNear, reportCapabilities } from '../redis/capabilities.js';
 import { aclUserOf, withAclFix } from '../redis/acl-hint.js';
 import { tracingEnabled } from '../tracing/trace-context.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
@@ -255,7 +255,9 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     // Once per listen(): a Redis without XAUTOCLAIM fails here, naming its version and the minimum.
     const features = await probeRedisFeatures(this.commands);
     // One log line of what each node offers, and a warning for a node below its patch floor.
-    this.capabilities = await reportCapabilities(this.commands, this.logger);
+    // The probe key sits next to a consumed stream, inside the key patterns of a restricted ACL user.
+    const probeKey = subscriptions.length > 0 ? probeKeyNear(subscriptions[0].stream) : undefined;
+    this.capabilities = await reportCapabilities(this.commands, this.logger, probeKey);
     const runtime = {
       consumer: this.options.consumer,
       // Tells this start apart from an earlier one of the same pod in exclusive ownership.
