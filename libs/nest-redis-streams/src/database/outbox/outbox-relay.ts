@@ -44,7 +44,8 @@ export interface OutboxRelayStatus {
  * then marks them sent. A Nest provider: it starts on application bootstrap and stops before
  * shutdown. Several replicas run safely together (`FOR UPDATE SKIP LOCKED`, and a key's event
  * waits for every earlier event of its key). A crash between XADD and marking sent publishes
- * the event again, with the same event id: consumers' inboxes make that harmless.
+ * the event again, with the same event id: on Redis 8.6+ the stream drops the copy (XADD IDMP,
+ * client option `idempotentWrites`); elsewhere consumers' inboxes make it harmless.
  *
  * ```ts
  * { provide: OutboxRelay, inject: [RedisStreamsClient],
