@@ -122,6 +122,9 @@ while i <= #ARGV do
 end
 return refused`;
 
+/** Shorter IDMP windows than this do not cover a producer's restart. */
+const IDMP_MIN_SECONDS = 300;
+
 const PERSISTENCE_HINT = 'Enable AOF (appendonly yes) so that a restart keeps streams, groups and pending entries.';
 
 function nodeName(node: Redis): string {
@@ -221,6 +224,17 @@ export async function checkNode(node: Redis, caps: NodeCapabilities): Promise<Fi
 
   if (caps.patchFloor.ok) add('patch-floor', 'ok', `${caps.server} ${caps.version} carries the RESTORE fix of its line.`);
   else add('patch-floor', 'problem', CAPABILITY_MESSAGES.belowPatchFloor(caps));
+  if (caps.idmp) {
+    // New streams get the server's IDMP window; setting one per stream later empties it.
+    const duration = await configGet(node, 'stream-idmp-duration');
+    if (duration !== null && Number(duration) < IDMP_MIN_SECONDS)
+      add(
+        'capabilities',
+        'warning',
+        `stream-idmp-duration is ${duration} s: an outbox relay or producer that retries later than that writes a second ` +
+          `entry (the consumers' inbox still absorbs it). Set it to cover a restart, e.g. CONFIG SET stream-idmp-duration 600.`,
+      );
+  }
   add(
     'capabilities',
     'ok',
