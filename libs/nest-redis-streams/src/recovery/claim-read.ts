@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { StreamEntryReply } from '../redis/replies.js';
+import { RECOVERY_MESSAGES } from './recovery.messages.js';
 
 /**
  * One entry of `XREADGROUP … CLAIM <min-idle>` (Redis 8.4+): every entry has four elements, the
@@ -93,4 +94,21 @@ export async function readWithClaim(
   const args = claimReadArgs(target.group, target.consumer, count, blockMs, minIdleMs, target.stream);
   const reply = (await reader.call('XREADGROUP', ...args)) as ClaimReadReply;
   return splitClaimRead(reply, isHeld);
+}
+
+/** Where a consumer's CLAIM reads report what they took over. */
+export interface ClaimReadReport {
+  logger: { warn(message: string): void };
+  events: { emit(event: 'reclaimed', payload: { stream: string; group: string; consumer: string; count: number }): void };
+}
+
+/** Logs and emits `reclaimed` for entries a CLAIM read took over, as a reclaim round does. */
+export function reportClaimedByRead(
+  report: ClaimReadReport,
+  target: { stream: string; group: string; consumer: string },
+  count: number,
+): void {
+  const { stream, group, consumer } = target;
+  report.logger.warn(RECOVERY_MESSAGES.reclaimed(count, stream, group));
+  report.events.emit('reclaimed', { stream, group, consumer, count });
 }

@@ -267,6 +267,8 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       replyStreamPrefix: this.options.replyStreamPrefix,
       aclUser: aclUserOf(connection),
       streamCounters: features.streamCounters,
+      // Renewal keeps this consumer's own entries from idling into its CLAIM reads (see claimRead).
+      claimRead: this.capabilities.all.claim && this.options.leaseRenewal && this.options.reclaimIntervalMs > 0,
       deserializer: this.options.deserializer ?? new JsonCodec(),
       commands: this.commands,
       events: this.events,
