@@ -1,7 +1,7 @@
 import { lastValueFrom } from 'rxjs';
 import { RedisStreamsClient, trimAcked } from 'nest-redis-streams';
-import { probeCapabilities } from '../../libs/nest-redis-streams/src/redis/capabilities.js';
 import { redisUrl, testContext, unique } from '../support/helpers.js';
+import { capabilitiesOf } from './capabilities-of.js';
 
 jest.setTimeout(30_000);
 
@@ -10,10 +10,7 @@ jest.setTimeout(30_000);
 // the oldest one still needed. Asserted by the detected capability, never weaker.
 describe('acked retention', () => {
   const { redis, closers } = testContext();
-  let acked: boolean;
-  beforeAll(async () => {
-    acked = (await probeCapabilities(redis)).all.trimConditions;
-  });
+  const has = capabilitiesOf(redis);
 
   /** Ten entries; g1 acked 1-5, g2 acked 1-3 and 5, has 4 pending, and 6-10 undelivered to both. */
   async function streamWithTwoGroups(): Promise<string> {
@@ -32,10 +29,10 @@ describe('acked retention', () => {
 
   it('removes what every group acknowledged and keeps pending and undelivered entries', async () => {
     const stream = await streamWithTwoGroups();
-    const result = await trimAcked(redis, stream, acked);
-    expect(result.method).toBe(acked ? 'acked' : 'floor');
+    const result = await trimAcked(redis, stream, has().trimConditions);
+    expect(result.method).toBe(has().trimConditions ? 'acked' : 'floor');
     // The floor method stops at 4 (g2's oldest pending), so 5, acked by both out of order, stays too.
-    expect(await ids(stream)).toEqual(acked ? needed : ['4-0', '5-0', ...needed.slice(1)]);
+    expect(await ids(stream)).toEqual(has().trimConditions ? needed : ['4-0', '5-0', ...needed.slice(1)]);
     // Both groups still get everything they need: g2 its pending 4, both 6-10.
     const [[, g2Pending]] = (await redis.xreadgroup('GROUP', 'g2', 'c', 'STREAMS', stream, '0')) as Array<
       [string, Array<[string, string[]]>]
@@ -52,7 +49,7 @@ describe('acked retention', () => {
   it('leaves a stream without groups alone', async () => {
     const stream = unique('acked-nogroup');
     await redis.xadd(stream, '*', 'n', '1');
-    expect(await trimAcked(redis, stream, acked)).toEqual({ stream, removed: 0, method: 'no-groups' });
+    expect(await trimAcked(redis, stream, has().trimConditions)).toEqual({ stream, removed: 0, method: 'no-groups' });
     expect(await redis.xlen(stream)).toBe(1);
   });
 
@@ -67,8 +64,8 @@ describe('acked retention', () => {
     await lastValueFrom(client.emit(stream, { n: 11 }));
     await client.runRetentionNow();
     const left = await ids(stream);
-    expect(left.slice(0, acked ? 1 : 2)).toEqual(acked ? ['4-0'] : ['4-0', '5-0']);
-    expect(left).toHaveLength(acked ? 7 : 8);
+    expect(left.slice(0, has().trimConditions ? 1 : 2)).toEqual(has().trimConditions ? ['4-0'] : ['4-0', '5-0']);
+    expect(left).toHaveLength(has().trimConditions ? 7 : 8);
     expect(() => new RedisStreamsClient({ retention: { acked: true, maxLen: 10 } })).toThrow(
       'Option "retention" with acked retention takes { acked: true } and an optional intervalMs only',
     );

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { readWithClaim } from '../../libs/nest-redis-streams/src/recovery/claim-read.js';
-import { probeCapabilities } from '../../libs/nest-redis-streams/src/redis/capabilities.js';
 import { redisClient, testContext, unique, waitFor } from '../support/helpers.js';
+import { capabilitiesOf } from './capabilities-of.js';
 
 jest.setTimeout(30_000);
 
@@ -9,10 +9,7 @@ jest.setTimeout(30_000);
 // server offers it; elsewhere the read is refused and the XAUTOCLAIM path stays the only one.
 describe('XREADGROUP CLAIM reads (readWithClaim)', () => {
   const { redis, closers } = testContext();
-  let claim: boolean;
-  beforeAll(async () => {
-    claim = (await probeCapabilities(redis)).all.claim;
-  });
+  const has = capabilitiesOf(redis);
 
   /** `count` entries delivered to a consumer that then died, left idle past `idleMs`, and `fresh` new ones. */
   async function deadConsumerStream(count: number, fresh: number, idleMs: number) {
@@ -41,7 +38,7 @@ describe('XREADGROUP CLAIM reads (readWithClaim)', () => {
   it('takes over idle entries and reads new ones in one command, counting deliveries as Redis does', async () => {
     const stream = await deadConsumerStream(2, 1, 50);
     const read = () => readWithClaim(redis, { stream, group: 'g', consumer: 'c2' }, 10, null, 50, () => false);
-    if (!claim) return expect(read()).rejects.toThrow(/syntax error/i);
+    if (!has().claim) return expect(read()).rejects.toThrow(/syntax error/i);
     const result = await read();
     expect(result.fresh).toHaveLength(1);
     expect(result.claimed).toHaveLength(2);
@@ -53,7 +50,7 @@ describe('XREADGROUP CLAIM reads (readWithClaim)', () => {
 
   it("never hands this process's own in-flight entries back as new work", async () => {
     const stream = await deadConsumerStream(0, 2, 0);
-    if (!claim) return refusedHere(stream);
+    if (!has().claim) return refusedHere(stream);
     const first = await readWithClaim(redis, { stream, group: 'g', consumer: 'c1' }, 10, null, 50, () => false);
     const held = new Set(first.fresh.map(([id]) => id));
     expect(held.size).toBe(2);
@@ -68,7 +65,7 @@ describe('XREADGROUP CLAIM reads (readWithClaim)', () => {
 
   it('skips a pending entry whose payload was trimmed, leaving it in the PEL: the XAUTOCLAIM sweep must stay', async () => {
     const stream = await deadConsumerStream(2, 0, 50);
-    if (!claim) return refusedHere(stream);
+    if (!has().claim) return refusedHere(stream);
     const [[trimmed], [kept]] = await redis.xrange(stream, '-', '+');
     await redis.xtrim(stream, 'MINID', kept);
     const result = await readWithClaim(redis, { stream, group: 'g', consumer: 'c2' }, 10, null, 50, () => false);
@@ -84,7 +81,7 @@ describe('XREADGROUP CLAIM reads (readWithClaim)', () => {
 
   it('wakes a blocked read once the oldest pending entry becomes claimable (before BLOCK runs out)', async () => {
     const stream = await deadConsumerStream(1, 0, 0);
-    if (!claim) return refusedHere(stream);
+    if (!has().claim) return refusedHere(stream);
     const reader: Redis = redisClient();
     closers.push(() => reader.quit());
     // BLOCK 60 s, jest timeout 30 s: only a wake-up at claimable time can pass.

@@ -1,8 +1,8 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern } from '@nestjs/microservices';
 import type { RedisStreamsContext } from 'nest-redis-streams';
-import { probeCapabilities } from '../../libs/nest-redis-streams/src/redis/capabilities.js';
 import { startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
+import { capabilitiesOf } from './capabilities-of.js';
 
 jest.setTimeout(60_000);
 
@@ -11,10 +11,7 @@ jest.setTimeout(60_000);
 // round does. Either way: counted once per delivery, and over the budget an entry is parked unrun.
 describe('reclaiming through the read (XREADGROUP CLAIM where present)', () => {
   const { redis, closers } = testContext();
-  let claim: boolean;
-  beforeAll(async () => {
-    claim = (await probeCapabilities(redis)).all.claim;
-  });
+  const has = capabilitiesOf(redis);
 
   async function deadConsumerEntries(stream: string, deliveries: number): Promise<string[]> {
     await redis.xgroup('CREATE', stream, 'nest', '0', 'MKSTREAM');
@@ -49,7 +46,7 @@ describe('reclaiming through the read (XREADGROUP CLAIM where present)', () => {
     });
     closers.push(() => app.close());
     server.events.on('reclaimed', (e) => reclaimed.push(e.count));
-    if (!claim) await waitFor(async () => (await server.reclaimNow()) === 2, 'a reclaim round to take both');
+    if (!has().claim) await waitFor(async () => (await server.reclaimNow()) === 2, 'a reclaim round to take both');
     await waitFor(() => seen.length === 2, 'both entries handled');
     expect(seen).toEqual([
       [ids[0], 2, 'survivor'],
@@ -71,7 +68,7 @@ describe('reclaiming through the read (XREADGROUP CLAIM where present)', () => {
     });
     closers.push(() => app.close());
     server.events.on('dead-lettered', (e) => parked.push([e.id, e.deliveries]));
-    if (!claim) await waitFor(async () => (await server.reclaimNow()) === 2, 'a reclaim round to take both');
+    if (!has().claim) await waitFor(async () => (await server.reclaimNow()) === 2, 'a reclaim round to take both');
     await waitFor(() => parked.length === 2, 'both entries parked');
     expect(parked).toEqual([
       [ids[0], 4],

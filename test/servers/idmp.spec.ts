@@ -1,8 +1,8 @@
 import { Observable, lastValueFrom } from 'rxjs';
 import { Outbox, OutboxRelay, type OutboxPublisher, RedisStreamsClient, StreamRecord } from 'nest-redis-streams';
-import { probeCapabilities } from '../../libs/nest-redis-streams/src/redis/capabilities.js';
 import { pgliteKind, type TestDatabase } from '../inbox/support/databases.js';
 import { readAll, redisUrl, testContext, unique, waitFor } from '../support/helpers.js';
+import { capabilitiesOf } from './capabilities-of.js';
 
 jest.setTimeout(30_000);
 
@@ -11,10 +11,7 @@ jest.setTimeout(30_000);
 // was detected to offer, so the same file proves both paths in the server matrix.
 describe('idempotent writes (XADD IDMP where the server has it)', () => {
   const { redis, closers } = testContext();
-  let idmp: boolean;
-  beforeAll(async () => {
-    idmp = (await probeCapabilities(redis)).all.idmp;
-  });
+  const has = capabilitiesOf(redis);
   const client = (options: ConstructorParameters<typeof RedisStreamsClient>[0] = {}) => {
     const c = new RedisStreamsClient({ connection: redisUrl(), ...options });
     closers.push(() => c.close());
@@ -36,7 +33,7 @@ describe('idempotent writes (XADD IDMP where the server has it)', () => {
     const other = await lastValueFrom(producer.emit(stream, new StreamRecord({ n: 2 }, { eventId: 'order-2:paid' })));
     const plain = await lastValueFrom(producer.emitBatch(stream, [{ n: 3 }, { n: 3 }]));
     const entries = await readAll(redis, stream);
-    if (idmp) {
+    if (has().idmp) {
       expect(retried).toBe(first);
       expect(entries.map(([id]) => id)).toEqual([first, other, ...plain]);
       // The stream keeps the server's window: setting one would empty it.
@@ -50,7 +47,7 @@ describe('idempotent writes (XADD IDMP where the server has it)', () => {
     // emitBatch: the same event id twice in one batch, and again later.
     const batch = [new StreamRecord({ b: 1 }, { eventId: 'b-1' }), new StreamRecord({ b: 1 }, { eventId: 'b-1' })];
     const ids = await lastValueFrom(producer.emitBatch(stream, batch));
-    expect(ids[0] === ids[1]).toBe(idmp);
+    expect(ids[0] === ids[1]).toBe(has().idmp);
   });
 
   it('sets a window only where it differs (XCFGSET empties it): a restarted producer still drops the copy', async () => {
@@ -58,7 +55,7 @@ describe('idempotent writes (XADD IDMP where the server has it)', () => {
     const wanted = { idempotentWrites: { durationSeconds: 600, maxSize: 10_000 } };
     await lastValueFrom(client().emit(stream, { n: 0 }));
     const first = await lastValueFrom(client(wanted).emit(stream, new StreamRecord({ n: 1 }, { eventId: 'e-1' })));
-    if (!idmp) return expect(await redis.xlen(stream)).toBe(2);
+    if (!has().idmp) return expect(await redis.xlen(stream)).toBe(2);
     expect(await windowOf(stream)).toEqual({ duration: 600, maxSize: 10_000 });
     // A restarted producer (new client) sends e-1 again: the window was kept, so the copy is dropped.
     const again = await lastValueFrom(client(wanted).emit(stream, new StreamRecord({ n: 1 }, { eventId: 'e-1' })));
@@ -114,7 +111,7 @@ describe('idempotent writes (XADD IDMP where the server has it)', () => {
       await waitFor(async () => (await t.query('SELECT 1 FROM nrs_outbox WHERE sent_at IS NOT NULL')).length === 1, 'sent');
       const entries = await readAll(redis, stream);
       expect(lost).toBe(2);
-      expect(entries).toHaveLength(idmp ? 1 : 2);
+      expect(entries).toHaveLength(has().idmp ? 1 : 2);
       const [{ entry_id }] = await t.query('SELECT entry_id FROM nrs_outbox');
       // The row records the entry its event lives in: the first (and only) one, or the copy.
       expect(entry_id).toBe(entries[entries.length - 1][0]);

@@ -191,7 +191,7 @@ export async function probeNode(redis: Redis, key: string): Promise<NodeCapabili
   // XREADGROUP with CLAIM on a missing key: NOGROUP once CLAIM was parsed, a syntax error before 8.4.
   const claimOk = await decide(
     claim,
-    (a) => !a.ok && /^NOGROUP/.test(a.message),
+    (a) => !a.ok && a.message.startsWith('NOGROUP'),
     () => docs.has('XREADGROUP', 'claim'),
   );
   // XADD NOMKSTREAM on a missing key answers nil; older servers take IDMP for the entry id.
