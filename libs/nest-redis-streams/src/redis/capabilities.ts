@@ -186,6 +186,11 @@ export async function probeNode(redis: Redis, key: string): Promise<NodeCapabili
     ask(redis, ['XTRIM', key, 'MAXLEN', 0, 'ACKED']),
     ask(redis, ['COMMAND', 'INFO', 'XCFGSET', 'XACKDEL', 'XDELEX', 'XNACK']),
   ]);
+  for (const answer of [claim, idmp, trim]) {
+    // A probe key on another node's slot would read as "absent": a bug of probeKeyFor, never a verdict.
+    if (!answer.ok && /^(MOVED|ASK) /.test(answer.message))
+      throw new Error(`Capability probe key "${key}" is not served by this node (${answer.message}).`);
+  }
   const docs = new DocsLookup(redis);
   const detectedBy = {} as Record<CapabilityName, Detection>;
   // XREADGROUP with CLAIM on a missing key: NOGROUP once CLAIM was parsed, a syntax error before 8.4.
