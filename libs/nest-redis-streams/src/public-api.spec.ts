@@ -99,6 +99,7 @@ const PUBLIC_RUNTIME_EXPORTS = [
   'sampleStreamStatsBatch',
   'streamPattern',
   'trimSafely',
+  'trimAcked',
   'typeormDatabase',
   'typeormExecutor',
 ];

@@ -23,6 +23,7 @@ import type { OwnedPartition } from '../ownership/owned-partition.interface.js';
 import { partitionOwnerKey } from '../ownership/ownership-keys.js';
 import { PartitionFence } from '../ownership/partition-fence.js';
 import { PartitionReader } from './partition-reader.js';
+import { readWithClaim, reportClaimedByRead } from '../recovery/claim-read.js';
 import { waitForSignal } from './wait-for-signal.js';
 import type { SettleOutcome, SlotOwner } from './slot-owner.interface.js';
 import type { StreamSubscription } from './stream-subscription.js';
@@ -394,6 +395,27 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
           await this.readFenced(this.partitionReader, room);
           continue;
         }
+        // CLAIM reads (8.4+): idle entries of dead consumers come with the new ones, as soon as they
+        // are claimable. Not while an entry here has an expired lease (a hung handler): the read
+        // would hand it back to this consumer and reset its idle time, hiding it from the others.
+        if (this.rt.claimRead && !this.holdsExpiredLease()) {
+          const { minIdleTimeMs } = this.subscription.options;
+          const isHeld = (id: string) => this.held.get(id) !== undefined || this.acks.unsent().has(id);
+          const read = await readWithClaim(this.rt.reader, this, room, this.rt.blockMs, minIdleTimeMs, isHeld);
+          failures = 0;
+          this.lastReadAt = Date.now();
+          takeRows(read.fresh, this.acceptRead);
+          for (const c of read.claimed) {
+            // Counted by the read already; like an XAUTOCLAIM'd entry it is checked to be still
+            // ours when it starts (taken over while it waited for a slot: not run), which sets the
+            // same count again.
+            const entry = new HeldEntry(c.id, c.fields, c.deliveries - 1, this);
+            entry.countOnStart = true;
+            this.accept(entry);
+          }
+          if (read.claimed.length > 0) reportClaimedByRead(this.rt, this, read.claimed.length);
+          continue;
+        }
         const reply = (await this.rt.reader.xreadgroup(
           'GROUP',
           this.group,
@@ -434,6 +456,11 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     const delay = Math.min(100 * 2 ** Math.min(failures - 1, 6), 5_000);
     this.rt.logger.error(SERVER_MESSAGES.readFailed(this.stream, this.group, explainAclError(err, this.rt.aclUser), delay));
     await sleep(delay);
+  }
+
+  private holdsExpiredLease(): boolean {
+    for (const entry of this.held.values()) if (entry.leaseExpired) return true;
+    return false;
   }
 
   /** An entry read for the first time (its delivery was counted by the read). */

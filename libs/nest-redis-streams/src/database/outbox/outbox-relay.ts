@@ -61,11 +61,12 @@ export interface OutboxRelayStatus {
  * then marks them sent. A Nest provider: it starts on application bootstrap and stops before
  * shutdown. Several replicas run safely together (`FOR UPDATE SKIP LOCKED`, and a key's event
  * waits for every earlier event of its key). A crash between XADD and marking sent publishes
- * the event again, with the same event id (and so into the same partition): consumers' inboxes
- * make that harmless. A publish that can never succeed (over `maxPayloadBytes`, WRONGTYPE, NOPERM)
- * parks its event in the table with the error instead of retrying it; later events of its key
- * wait behind it (per-key order) until `outbox.republishParked` or `outbox.discardParked`, while
- * every other key goes on.
+ * the event again, with the same event id (and so into the same partition): on Redis 8.6+ the
+ * stream drops the copy (XADD IDMP, client option `idempotentWrites`); elsewhere consumers'
+ * inboxes make it harmless. A publish that can never succeed (over `maxPayloadBytes`, WRONGTYPE,
+ * NOPERM) parks its event in the table with the error instead of retrying it; later events of its
+ * key wait behind it (per-key order) until `outbox.republishParked` or `outbox.discardParked`,
+ * while every other key goes on.
  *
  * ```ts
  * { provide: OutboxRelay, inject: [RedisStreamsClient],
