@@ -229,6 +229,12 @@ async function main() {
         return `README's line: ${peers.map((name) => `${name} ${version(name)}`).join(', ')}`;
       });
       void installed;
+      await step(fixture, '-', 'npx nest-redis-streams', () => {
+        const usage = run('npx', ['--no-install', 'nest-redis-streams', '--help'], { cwd: appDir });
+        if (!usage.includes('Usage: nest-redis-streams <command>'))
+          throw new Error(`unexpected --help output: ${usage.slice(0, 200)}`);
+        return 'the installed command prints its usage';
+      });
       await step(
         fixture,
         '-',
