@@ -125,7 +125,11 @@ describe.each([pgKind, pgliteKind])('Outbox relay with an unpublishable event, o
     await waitFor(async () => (await redis.xlen(stream)) === 3, 'all three published after the fix');
     const ids = await publishedIds(stream);
     expect(ids.filter((id) => id !== 'w-3')).toEqual(['w-1', 'w-2']);
-    expect(await t.query('SELECT 1 FROM nrs_outbox WHERE sent_at IS NULL')).toEqual([]);
+    // The relay marks rows sent in the transaction that follows the XADDs: wait for that commit.
+    await waitFor(
+      async () => (await t.query('SELECT 1 FROM nrs_outbox WHERE sent_at IS NULL')).length === 0,
+      'all three marked sent',
+    );
   });
 
   it('parks an event Redis refuses by ACL (NOPERM), naming the missing permission', async () => {
