@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 const LIB = join(__dirname, '../../libs/nest-redis-streams');
@@ -28,7 +28,15 @@ describe('the built package finds its migrations/ folder', () => {
       throw new Error('The library is not built: run node scripts/build-lib.mjs first (npm test does).');
   });
 
-  const expected = { listed: ['001_inbox.sql', '002_outbox.sql'], applied: ['001_inbox.sql', '002_outbox.sql'] };
+  // Every .sql file the package ships, in order (the folder `files` in package.json publishes).
+  const shipped = readdirSync(join(LIB, 'migrations'))
+    .filter((name) => name.endsWith('.sql'))
+    .sort();
+  const expected = { listed: shipped, applied: shipped };
+
+  it('ships the inbox and outbox migrations', () => {
+    expect(shipped.slice(0, 2)).toEqual(['001_inbox.sql', '002_outbox.sql']);
+  });
 
   it('from the CommonJS build (require, dist/cjs)', async () => {
     const run_ = await run(['-e', `const lib = require('./dist/cjs/index.js');${APP}`]);
