@@ -9,7 +9,8 @@ header a { color: #cfd8ea; margin-right: 12px; text-decoration: none; cursor: po
 header a.active { color: #fff; text-decoration: underline; }
 #session { margin-left: auto; color: #cfd8ea; font-size: 12px; }
 main { padding: 16px 20px; }
-#notice:empty { display: none; }
+#notice:empty, #access:empty { display: none; }
+#access { margin: 10px 20px 0; padding: 6px 12px; border-radius: 4px; background: #eef1f6; color: var(--muted); }
 #notice { margin: 10px 20px 0; padding: 8px 12px; border-radius: 4px; background: #fff4e0; border: 1px solid #f0c27a; }
 #notice.error { background: #fdecea; border-color: #f1a9a3; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 12px 14px; margin-bottom: 14px; }

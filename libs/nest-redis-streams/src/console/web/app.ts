@@ -27,7 +27,14 @@ async function render(): Promise<void> {
   );
   replace(
     document.getElementById('session')!,
-    session.writable ? `signed in as ${session.actor}` : `read-only: ${session.reason}`,
+    session.writable
+      ? `signed in as ${session.actor}`
+      : h('span', { title: session.reason ?? '' }, `read-only for ${session.actor}`),
+  );
+  // Why there are no action buttons: the guard (or the options) would refuse them.
+  replace(
+    document.getElementById('access')!,
+    session.writable ? '' : h('span', { 'data-test': 'read-only-reason' }, `Actions hidden: ${session.reason}`),
   );
   try {
     if (view === 'group') replace(main, await groupView(params, render));
