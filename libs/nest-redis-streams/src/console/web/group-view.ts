@@ -16,7 +16,30 @@ interface Consumer {
   pending: number;
   idleMs: number;
   active: boolean;
+  liveness: 'heartbeat' | 'server' | 'idle';
+  heartbeatLeftMs: number | null;
   holds: string[];
+}
+
+/** A consumer's state and what it was judged by: the library's heartbeat, Redis 7.2+'s idle, or older Redis' idle. */
+function consumerState(c: Consumer): HTMLElement {
+  if (c.liveness === 'heartbeat')
+    return h(
+      'span',
+      { title: `membership lease renewed by the instance, ${duration(c.heartbeatLeftMs ?? 0)} left` },
+      'active · heartbeat',
+    );
+  if (c.liveness === 'server')
+    return h(
+      'span',
+      { title: 'Redis 7.2+: idle counts every read attempt, blocked ones too' },
+      `${c.active ? 'active' : 'idle'} · server`,
+    );
+  return h(
+    'span',
+    { title: 'Redis < 7.2 counts only reads that returned entries: a healthy consumer of a quiet stream looks idle' },
+    c.active ? 'active · idle time' : 'quiet or gone · idle time (Redis < 7.2)',
+  );
 }
 interface Preview {
   from: string;
@@ -72,15 +95,17 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
     c.name,
     c.pending,
     duration(c.idleMs),
-    c.active ? 'active' : 'idle',
+    consumerState(c),
     c.holds.join(' '),
-    writable
+    // A live consumer is not offered for deletion; one judged by old Redis' idle time is, with a warning.
+    writable && !c.active
       ? h(
           'button',
           {
             class: 'danger',
             onclick: () => {
-              if (!confirm(`Delete consumer "${c.name}"? Refused while it holds pending entries.`)) return;
+              const quiet = c.liveness === 'idle' ? ' Redis < 7.2 cannot tell a quiet consumer from a gone one.' : '';
+              if (!confirm(`Delete consumer "${c.name}"? Refused while it holds pending entries.${quiet}`)) return;
               void act(`Delete ${c.name}`, () => post('consumers/delete', { stream, group, consumer: c.name }), rerender);
             },
           },
