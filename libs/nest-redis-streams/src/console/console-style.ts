@@ -37,6 +37,15 @@ pre, .tree { font-family: ui-monospace, monospace; font-size: 12px; margin: 0; w
 .tree .key { color: #7a3e9d; }
 .tree .str { color: #1f6f43; }
 .tree .num { color: #2456c7; }
+td .ident, td.num { white-space: nowrap; }
+.ident { font-family: ui-monospace, monospace; font-size: 12px; }
+tr.problem td { background: #fff6f5; }
+tr.problem td:first-child { box-shadow: inset 3px 0 0 var(--bad); }
+.figures { display: flex; flex-wrap: wrap; gap: 18px; margin: 4px 0 8px; }
+.figures div { display: flex; flex-direction: column; }
+.figures b { font-size: 18px; font-variant-numeric: tabular-nums; }
+.figures span { color: var(--muted); font-size: 12px; }
+.error-text { color: var(--bad); }
 details summary { cursor: pointer; color: var(--accent); }
 .pager { margin-top: 8px; display: flex; gap: 8px; }
 `;
