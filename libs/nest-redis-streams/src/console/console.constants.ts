@@ -36,7 +36,9 @@ export const CONSOLE_MESSAGES = {
   noGuard:
     'Write actions are off: the console has no guard. Pass guard (a Nest CanActivate or a function of the request) to ' +
     'RedisStreamsConsoleModule.forRoot so that every action has someone accountable for it.',
-  csrf: `Missing or wrong CSRF token: send the token from GET api/session in the ${CONSOLE_DEFAULTS.csrfHeader} header.`,
+  csrf:
+    `Missing or wrong CSRF token: send the token from GET api/session in the ${CONSOLE_DEFAULTS.csrfHeader} header. ` +
+    'Behind a load balancer, give every instance the same csrfSecret (without one, each process makes its own token).',
   crossSite: 'Cross-site write refused: the request did not come from the console page.',
   denied: 'The console guard refused this request.',
   writesDenied: (actor: string) =>
