@@ -10,7 +10,7 @@
 // up, then degraded once the group has a dead letter. Each app first calls listMigrations() and
 // applyMigrations() (src/migrations.check.ts), so both builds must find the package's migrations/. Prints a table; exits non-zero on any failure.
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -173,6 +173,22 @@ function freePort() {
   });
 }
 
+/**
+ * The README's install line for a fixture (the `npm install …` block after `<!-- install: <fixture> -->`),
+ * as arguments, with the packed tarball in place of `nest-redis-streams`: the fixture apps hold only
+ * what `nest new` gives an app, so the line is what brings the transport's peers, as for a user.
+ */
+function readmeInstallArgs(readme, fixture, tarball) {
+  const marker = `<!-- install: ${fixture} -->`;
+  const at = readme.indexOf(marker);
+  if (at < 0) throw new Error(`README.md has no install line marked ${marker}`);
+  const line = /```bash\n(npm install [^\n]+)\n```/.exec(readme.slice(at, at + 600))?.[1];
+  if (!line) throw new Error(`README.md: no \`npm install …\` block right after ${marker}`);
+  const args = line.split(/\s+/).slice(2);
+  if (!args.includes('nest-redis-streams')) throw new Error(`README.md: the ${fixture} install line does not install nest-redis-streams`);
+  return args.map((arg) => (arg === 'nest-redis-streams' ? tarball : arg));
+}
+
 function pairs(list) {
   const out = {};
   for (let i = 0; i + 1 < list.length; i += 2) out[list[i]] = list[i + 1];
@@ -193,14 +209,18 @@ async function main() {
     ownRedis = await startRedis({ appendonly: false });
     redisUrl = ownRedis.url;
   }
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
   try {
     for (const fixture of FIXTURES) {
       const appDir = join(work, fixture);
       cpSync(join(root, 'test/package', fixture), appDir, { recursive: true });
       cpSync(join(root, 'test/package/app/src'), join(appDir, 'src'), { recursive: true });
       const installed = await step(fixture, '-', 'install', () => {
-        run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], { cwd: appDir });
-        return `${readdirSync(join(appDir, 'node_modules')).length} top-level packages`;
+        const args = readmeInstallArgs(readme, fixture, tarball);
+        run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...args], { cwd: appDir });
+        const version = (name) => JSON.parse(readFileSync(join(appDir, 'node_modules', name, 'package.json'), 'utf8')).version;
+        const peers = ['@nestjs/microservices', '@nestjs/terminus', '@nestjs/schedule', 'ioredis'];
+        return `README's line: ${peers.map((name) => `${name} ${version(name)}`).join(', ')}`;
       });
       void installed;
       await step(

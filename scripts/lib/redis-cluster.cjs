@@ -6,10 +6,10 @@ const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { RedisProcess, ensureRedisServer, startOnFreePort } = require('./redis-process.cjs');
+const { RedisProcess, ensureRedisServer, redisCliBinary, startOnFreePort } = require('./redis-process.cjs');
 
 function cli(port, ...args) {
-  const res = spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
+  const res = spawnSync(redisCliBinary(), ['-p', String(port), ...args], { encoding: 'utf8' });
   return (res.stdout || '') + (res.stderr || '');
 }
 
@@ -81,7 +81,7 @@ async function startCluster({ masters = 3, replicas = 1, appendfsync = 'always' 
     nodes.push(node);
   }
   const created = spawnSync(
-    'redis-cli',
+    redisCliBinary(),
     ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
     { encoding: 'utf8' },
   );

@@ -11,7 +11,37 @@ const INSTALL_HINT =
   'redis-server was not found on PATH. Install it (Debian/Ubuntu: `apt-get install -y redis-server`), ' +
   'point REDIS_URL at a running Redis 7+, or start one with `docker compose up -d redis`.';
 
+/**
+ * The redis-server binary every test, benchmark and the demo start: NRS_REDIS_SERVER when set (an
+ * absolute path, e.g. a server `npm run test:servers` built: Redis 8.6, Valkey 9.1), else
+ * `redis-server` from PATH.
+ */
+function redisServerBinary() {
+  return process.env.NRS_REDIS_SERVER || 'redis-server';
+}
+
+/** The redis-cli beside NRS_REDIS_SERVER's binary when there is one, else `redis-cli` from PATH. */
+function redisCliBinary() {
+  const server = process.env.NRS_REDIS_SERVER;
+  if (!server) return 'redis-cli';
+  const dir = path.dirname(server);
+  const name = path.basename(server).replace(/server$/, 'cli');
+  for (const candidate of [path.join(dir, name), path.join(dir, 'redis-cli')]) {
+    if (fs.existsSync(candidate)) return candidate;
+  }
+  return 'redis-cli';
+}
+
 function hasRedisServer() {
+  const server = process.env.NRS_REDIS_SERVER;
+  if (server) {
+    try {
+      fs.accessSync(server, fs.constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  }
   return spawnSync('sh', ['-c', 'command -v redis-server'], { stdio: 'ignore' }).status === 0;
 }
 
@@ -22,6 +52,12 @@ function hasRedisServer() {
  */
 function ensureRedisServer({ log = () => {} } = {}) {
   if (hasRedisServer()) return;
+  if (process.env.NRS_REDIS_SERVER) {
+    throw new Error(
+      `NRS_REDIS_SERVER=${process.env.NRS_REDIS_SERVER} is not an executable file: point it at a redis-server ` +
+        'or valkey-server binary (node scripts/servers/build-servers.mjs builds them), or unset it to use PATH.',
+    );
+  }
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   const hasApt = spawnSync('sh', ['-c', 'command -v apt-get'], { stdio: 'ignore' }).status === 0;
   if (!isRoot || !hasApt || process.env.NRS_NO_INSTALL === '1') throw new Error(INSTALL_HINT);
@@ -110,7 +146,7 @@ class RedisProcess {
       'warning',
       ...this.extraArgs,
     ];
-    this.child = spawn('redis-server', args, { stdio: 'ignore', detached: false });
+    this.child = spawn(redisServerBinary(), args, { stdio: 'ignore', detached: false });
     const child = this.child;
     let exited = false;
     child.once('exit', () => (exited = true));
@@ -169,4 +205,13 @@ async function startRedis(options = {}) {
   return startOnFreePort((port) => new RedisProcess({ ...options, port, dir }));
 }
 
-module.exports = { startRedis, startOnFreePort, ensureRedisServer, freePort, RedisProcess, INSTALL_HINT };
+module.exports = {
+  startRedis,
+  startOnFreePort,
+  ensureRedisServer,
+  freePort,
+  redisServerBinary,
+  redisCliBinary,
+  RedisProcess,
+  INSTALL_HINT,
+};

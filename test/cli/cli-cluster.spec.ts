@@ -8,6 +8,9 @@ import { runCli } from './run-cli.js';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startCluster } = require('../../scripts/lib/redis-cluster.cjs');
 
+// Every test spawns the binary up to 3 times against a cluster; on 2 busy cores one start can take seconds.
+jest.setTimeout(120_000);
+
 /** The CLI (spawned) against a Redis Cluster of 3 masters started by the test (`--cluster`). */
 describe('nest-redis-streams CLI on a Redis Cluster', () => {
   let cluster: { startupNodes: Array<{ host: string; port: number }>; stop(): Promise<void> };
@@ -28,7 +31,7 @@ describe('nest-redis-streams CLI on a Redis Cluster', () => {
         .map((n) => `redis://${n.host}:${n.port}`)
         .join(','),
     ];
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     while (closers.length) await closers.pop()!();
     redis?.disconnect();

@@ -9,8 +9,9 @@ import { createDatabase, testPool, usePostgresServer } from '../inbox/support/da
 import { CLI, type CliRun, runCli } from './run-cli.js';
 
 usePostgresServer();
-// Each test creates a database and spawns the binary a few times; on 2 shared cores that can pass 5 s.
-jest.setTimeout(30_000);
+// Each test creates a database and spawns the binary up to 6 times; on 2 busy cores one start can
+// take seconds.
+jest.setTimeout(120_000);
 
 const redis = redisClient();
 const pools: Pool[] = [];

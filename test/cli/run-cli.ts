@@ -11,13 +11,17 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Spawns the real binary with `args`; REDIS_URL comes from the environment unless `env` overrides it. */
+/**
+ * Spawns the real binary with `args`; REDIS_URL comes from the environment unless `env` overrides it.
+ * A spawn that takes more than 60 s is killed (code -1): a start-up takes 0.7 s on a quiet machine,
+ * and was seen at 20 s on a busy one.
+ */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
   if (!existsSync(CLI)) {
     throw new Error(`${CLI} is missing: build the library first (node scripts/build-lib.mjs, or npm test).`);
   }
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 20_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
       resolve({ code, stdout, stderr });
     });

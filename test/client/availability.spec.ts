@@ -78,7 +78,7 @@ describe('RedisStreamsClient when Redis cannot take the entry', () => {
     // Not persisted (appendonly off): "before" went with the old process, "during" was never sent.
     expect(data).not.toContain('during');
     expect(data).toContain('after');
-  });
+  }, 60_000); // a redis-server process, restarted
 
   it('reports "OOM command not allowed" as out of memory, with the fix', async () => {
     const server = await startRedis({ appendonly: false });
@@ -95,7 +95,7 @@ describe('RedisStreamsClient when Redis cannot take the entry', () => {
     expect((error as Error).message).toContain('raise maxmemory');
     await redis.config('SET', 'maxmemory', '0');
     expect(await redis.exists(stream)).toBe(0);
-  });
+  }, 60_000); // a redis-server process
   it('says "may or may not be stored" when the connection breaks after the write was sent, and a retry with the same eventId stores it once', async () => {
     const server = await startRedis({ appendonly: false });
     closers.push(() => server.stop());
@@ -134,5 +134,5 @@ describe('RedisStreamsClient when Redis cannot take the entry', () => {
     const entries = (await admin.xrange(stream, '-', '+')) as Array<[string, string[]]>;
     expect(entries).toHaveLength(1);
     expect(fieldsToObject(entries[0][1]).event_id).toBe('ord-9:placed');
-  });
+  }, 60_000); // a redis-server process
 });

@@ -34,7 +34,9 @@ describe('request guard', () => {
     const stream = unique('expired');
     // The service's group exists (it ran before) but no server reads it now.
     await redis.xgroup('CREATE', stream, 'nest', '$', 'MKSTREAM');
-    const caller = client({ requestTimeoutMs: 300 });
+    // Long enough for a busy machine to write the request before it times out (one that times
+    // out before its write is never written: with 300 ms the stream stayed empty at load 15).
+    const caller = client({ requestTimeoutMs: 2_000 });
     await expect(firstValueFrom(caller.send(stream, { n: 1 }))).rejects.toBeInstanceOf(RequestTimeoutError);
     const [[, fields]] = await redis.xrange(stream, '-', '+');
     const deadline = Number(fields[fields.indexOf(ENVELOPE.deadline) + 1]);

@@ -46,7 +46,7 @@ describe('RedisStreamsClient send', () => {
     expect(replyA).toMatch(/^nrs:replies:.+:[0-9a-f-]{36}$/);
     // Read replies are deleted: the reply streams do not grow.
     await waitFor(async () => (await redis.xlen(replyA!)) === 0 && (await redis.xlen(replyB!)) === 0, 'reply streams emptied');
-  });
+  }, 60_000); // 400 requests through a server; took more than 5 s on a busy machine
 
   it("delivers a streamed response in order, a StreamRecord's headers, and a handler error", async () => {
     const stream = unique('rpc-many');
@@ -88,17 +88,27 @@ describe('RedisStreamsClient send', () => {
     const stream = unique('rpc-silent');
     // A group exists but no consumer reads it (the service is down): requests are never answered.
     await redis.xgroup('CREATE', stream, 'nest', '$', 'MKSTREAM');
-    const c = client({ requestTimeoutMs: 300 });
+    // Long enough that a busy machine writes each request before it times out (one that times out
+    // before its write is, rightly, never written).
+    const c = client({ requestTimeoutMs: 2_000 });
+    // One request first, so the 1,000 find the reply reader started and the group checked: then
+    // each is written at once, whatever the machine's load, and times out on its way or after.
+    await expect(firstValueFrom(c.send(stream, { warm: true }))).rejects.toBeInstanceOf(RequestTimeoutError);
     const results = await Promise.all(
       Array.from({ length: 1000 }, (_, i) => firstValueFrom(c.send(stream, { i })).catch((err: unknown) => err)),
     );
     expect(results.every((err) => err instanceof RequestTimeoutError)).toBe(true);
-    expect((results[0] as Error).message).toContain(`No reply to the request on stream "${stream}" within 300 ms`);
+    expect((results[0] as Error).message).toContain(`No reply to the request on stream "${stream}" within 2000 ms`);
     expect((results[0] as Error).message).toContain('no @MessagePattern handler is consuming that stream');
     expect(c.pendingRequestCount).toBe(0);
     // Every request was written, also those whose XADD was still on its way when they timed out.
-    await waitFor(async () => (await redis.xlen(stream)) === 1000, 'all 1,000 requests in the stream', 10_000);
-  }, 30_000);
+    // (The warm-up request may or may not be there: it may have timed out before its write.)
+    const written = async () => {
+      const payloads = (await redis.xrange(stream, '-', '+')).flatMap(([, f]) => f.filter((v) => v.startsWith('{"i":')));
+      return new Set(payloads.map((p) => (JSON.parse(p) as { i: number }).i)).size === 1000 && payloads.length === 1000;
+    };
+    await waitFor(written, 'all 1,000 requests in the stream, once each', 30_000);
+  }, 60_000);
 
   it('forgets a request whose caller unsubscribed', async () => {
     const stream = unique('rpc-unsub');

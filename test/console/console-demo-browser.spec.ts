@@ -33,9 +33,10 @@ describe('the streams console mounted in the orders demo', () => {
       env: { ...process.env, REDIS_URL: server.url, PORT: String(port), CONSUMER_NAME: 'console-demo-1' },
       stdio: 'ignore',
     });
-    await waitFor(async () => (await fetch(`${base}/health/live`)).ok, 'the demo to be live', 30_000);
+    // The demo starts Nest, PGlite and its migrations: more than 30 s on a busy machine (load 15, 2 cores).
+    await waitFor(async () => (await fetch(`${base}/health/live`)).ok, 'the demo to be live', 90_000);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await browser?.close();
@@ -46,7 +47,7 @@ describe('the streams console mounted in the orders demo', () => {
     }
     redis?.disconnect();
     await server?.stop();
-  });
+  }, 30_000); // the demo process and the browser end
 
   it("shows the demo's groups, and a dead letter re-driven by a click is run again by the demo's payments handler", async () => {
     const post = (order: object) =>
@@ -101,5 +102,5 @@ describe('the streams console mounted in the orders demo', () => {
     expect(JSON.stringify(audit)).toContain('demo');
     expect(errors).toEqual([]);
     await page.close();
-  });
+  }, 60_000); // a browser against the spawned demo; its waits alone are bounded at 15 s each
 });

@@ -232,10 +232,10 @@ describe('consuming a stream in a consumer group', () => {
     );
     await new Promise<void>((resolve, reject) => void server.listen((err) => (err ? reject(err) : resolve())));
     closers.push(() => server.close());
-    await waitFor(() => seen.length === 20_000, 'all 20,000 entries');
+    await waitFor(() => seen.length === 20_000, 'all 20,000 entries', 45_000);
     await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'every entry acked');
     expect(seen).toEqual(Array.from({ length: 20_000 }, (_, i) => i));
-  });
+  }, 60_000); // 20,000 entries: more than 5 s on a busy machine
   it('acks an entry whose hand-registered handler returns a foreign thenable only after it resolves', async () => {
     const stream = unique('thenable');
     let release: (() => void) | null = null;

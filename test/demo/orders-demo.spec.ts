@@ -19,8 +19,9 @@ describe('orders demo app over HTTP', () => {
       env: { ...process.env, REDIS_URL: redis.url, PORT: String(port), CONSUMER_NAME: 'demo-test-1' },
       stdio: 'ignore',
     });
-    await waitFor(async () => (await fetch(`${base}/health/live`)).ok, 'the demo to be live', 30_000);
-  }, 40_000);
+    // The demo starts Nest, PGlite and its migrations: more than 30 s on a busy machine (load 15, 2 cores).
+    await waitFor(async () => (await fetch(`${base}/health/live`)).ok, 'the demo to be live', 90_000);
+  }, 120_000);
 
   afterAll(async () => {
     if (app && app.exitCode === null) {
@@ -29,7 +30,7 @@ describe('orders demo app over HTTP', () => {
       await exited;
     }
     await redis?.stop();
-  });
+  }, 30_000); // the demo drains and exits, then redis-server
 
   const post = (order: object) =>
     fetch(`${base}/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(order) });
@@ -60,7 +61,7 @@ describe('orders demo app over HTTP', () => {
         return ok ? text : null;
       },
       'every group to ack its entries',
-      20_000,
+      60_000,
     );
     expect(metricValue(metrics, 'payments', 'entries_dead_lettered_total')).toBe(1);
 
@@ -89,5 +90,5 @@ describe('orders demo app over HTTP', () => {
     const table = await (await fetch(`${base}/streams`)).text();
     expect(table).toMatch(/orders\s+payments\s+0\s/);
     expect(table).toMatch(/orders\s+inventory\s+0\s/);
-  }, 40_000);
+  }, 120_000);
 });

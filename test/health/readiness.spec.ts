@@ -62,7 +62,11 @@ describe('RedisStreamsHealthIndicator.isReady', () => {
           oldestRunningMs: 0,
         },
       ],
+      capabilities: expect.objectContaining({ claim: expect.any(Boolean), idmp: expect.any(Boolean) }),
     });
+    expect(result['redis-streams'].capabilities.nodes).toEqual([
+      expect.objectContaining({ server: expect.stringMatching(/^(redis|valkey)$/), version: expect.stringMatching(/^\d+\.\d+/) }),
+    ]);
     expect(result['redis-streams'].reason).toBeUndefined();
   });
 

@@ -110,7 +110,7 @@ describe.each<DatabaseKind>([pgKind, typeormKind, pgliteKind])('Inbox on $name',
     expect(await applyMigrations(t.db)).toEqual([]);
     const names = (await t.query<{ name: string }>('SELECT name FROM nrs_schema_migrations ORDER BY name')).map((r) => r.name);
     expect(names).toEqual(listMigrations().map((m) => m.name));
-    expect(names).toEqual(['001_inbox.sql', '002_outbox.sql']);
+    expect(names).toEqual(['001_inbox.sql', '002_outbox.sql', '003_outbox_parked.sql']);
     const indexes = (
       await t.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE tablename LIKE 'nrs_%' ORDER BY 1`)
     ).map((r) => r.indexname);
@@ -121,6 +121,8 @@ describe.each<DatabaseKind>([pgKind, typeormKind, pgliteKind])('Inbox on $name',
         'nrs_outbox_unsent',
         'nrs_outbox_unsent_key',
         'nrs_outbox_created_at',
+        'nrs_outbox_parked',
+        'nrs_outbox_retrying',
       ]),
     );
   });
@@ -158,5 +160,7 @@ describe.each<DatabaseKind>([pgKind, typeormKind, pgliteKind])('Inbox on $name',
     expect(await second).toEqual({ status: 'duplicate' });
     expect(settled).toEqual(['first', 'second']);
     expect(await charges()).toEqual(['o-4']);
-  });
+    // Its own timeout: on TypeORM the lock wait is polled through the pool (4 s on a quiet machine,
+    // past Jest's 5 s default when the machine is busy).
+  }, 30_000);
 });

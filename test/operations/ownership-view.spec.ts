@@ -6,12 +6,18 @@ import { q, startConsoleApp } from '../console/console-app.js';
 import { startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
 
 const PARTITIONS = 4;
+// Short enough for quick rounds, long enough that a busy machine (a CLI start took seconds at load
+// 15 on 2 cores) does not let the owners' leases lapse between their renewals and the CLI's read:
+// with 600 ms, the CLI saw both members owning nothing.
+const LEASE_MS = 3_000;
+// Each test starts two servers or spawns the CLI up to 6 times; on 2 busy cores that passes 5 s.
+jest.setTimeout(120_000);
 
 /** A handler of `stream` in group `g` whose partitions are owned exclusively (short lease: quick rounds). */
 function exclusiveHandler(stream: string) {
   @Controller()
   class Exclusive {
-    @EventPattern(stream, { group: 'g', partitions: PARTITIONS, ownership: 'exclusive', ownershipLeaseMs: 600 })
+    @EventPattern(stream, { group: 'g', partitions: PARTITIONS, ownership: 'exclusive', ownershipLeaseMs: LEASE_MS })
     handle() {}
   }
   return Exclusive;
@@ -45,7 +51,7 @@ describe('ownership in the operations layer, the CLI and the console (two server
       [a, owned(servers[0])],
       [b, owned(servers[1])],
     ]);
-    expect(ownership.members.every((m) => m.leaseLeftMs > 0 && m.leaseLeftMs <= 600)).toBe(true);
+    expect(ownership.members.every((m) => m.leaseLeftMs > 0 && m.leaseLeftMs <= LEASE_MS)).toBe(true);
     expect(ownership.partitions.map((p) => p.stream)).toEqual(partitionStreams(stream, PARTITIONS));
     // The generations agree with each owner's own view (a partition that moved from a to b has 2).
     const views = new Map(

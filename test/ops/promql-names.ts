@@ -1,9 +1,13 @@
-import { METRIC_DEFINITIONS, METRICS_DEFAULTS } from 'nest-redis-streams';
+import { METRIC_DEFINITIONS, METRICS_DEFAULTS, OUTBOX_METRIC_DEFINITIONS } from 'nest-redis-streams';
 import { seriesNames } from '../../libs/nest-redis-streams/src/metrics/metrics.constants.js';
 
-/** Every series name the library exports under the default prefix (histograms with their suffixes). */
+/** Every series name the library exports under the default prefix (histograms with their suffixes), the outbox relay's too. */
 export function exportedSeriesNames(prefix = METRICS_DEFAULTS.prefix): Set<string> {
-  return new Set(Object.values(METRIC_DEFINITIONS).flatMap((definition) => seriesNames(prefix, definition)));
+  return new Set(
+    [...Object.values(METRIC_DEFINITIONS), ...Object.values(OUTBOX_METRIC_DEFINITIONS)].flatMap((definition) =>
+      seriesNames(prefix, definition),
+    ),
+  );
 }
 
 const KEYWORDS = new Set([

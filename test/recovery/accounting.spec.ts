@@ -7,6 +7,7 @@ import {
   JsonCodec,
   RedisIdempotencyStore,
   RedisStreamsContext,
+  type RedisStreamsServer,
   encodeEnvelope,
 } from 'nest-redis-streams';
 import { pendingCount, readAll, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
@@ -33,12 +34,14 @@ describe('delivery accounting', () => {
     await first.app.close();
     for (let i = 0; i < 10; i++) await redis.xadd(stream, '*', 'i', String(i));
     await redis.xtrim(stream, 'MAXLEN', 4); // 6 entries gone unread
-    const a = await startMicroservice([make()], { consumer: 'a', reclaimIntervalMs: 0 });
-    closers.push(() => a.app.close());
-    const b = await startMicroservice([make()], { consumer: 'b', reclaimIntervalMs: 0 });
-    closers.push(() => b.app.close());
+    // Listening before listen(): where the server forgets a trimmed gap once read past, the
+    // loss is counted before the first read, during start-up.
     const events: number[] = [];
-    for (const s of [a.server, b.server]) s.events.on('dead-lettered', (e) => events.push(e.count));
+    const listen = (s: RedisStreamsServer) => s.events.on('dead-lettered', (e) => events.push(e.count));
+    const a = await startMicroservice([make()], { consumer: 'a', reclaimIntervalMs: 0 }, [], true, [], listen);
+    closers.push(() => a.app.close());
+    const b = await startMicroservice([make()], { consumer: 'b', reclaimIntervalMs: 0 }, [], true, [], listen);
+    closers.push(() => b.app.close());
     await waitFor(() => handled.length === 4, 'the 4 entries left');
     await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'acks');
     await Promise.all([a.server.reclaimNow(), b.server.reclaimNow()]);

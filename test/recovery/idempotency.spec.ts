@@ -15,6 +15,7 @@ import { Logger } from '@nestjs/common';
 import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
 import { pendingCount, redisClient, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
 import { WorkerProcess } from '../support/worker-process.js';
+import { allSettled } from '../support/settled.js';
 
 describe('idempotent handlers and housekeeping', () => {
   const { redis, closers } = testContext();
@@ -59,12 +60,9 @@ describe('idempotent handlers and housekeeping', () => {
     const codec = new JsonCodec();
     await redis.xadd(stream, '*', ...encodeEnvelope({ data: { n: 1 }, eventId: 'evt-1' }, codec));
     await redis.xadd(stream, '*', ...encodeEnvelope({ data: { n: 1 }, eventId: 'evt-1' }, codec)); // re-published
-    await redis.xadd(stream, '*', ...encodeEnvelope({ data: { n: 2 }, eventId: 'evt-2' }, codec));
-    await waitFor(
-      async () => applied.length === 2 && (await pendingCount(redis, stream, 'nest')) === 0,
-      'both events and all acks',
-    );
-    await new Promise((r) => setTimeout(r, 100));
+    const last = (await redis.xadd(stream, '*', ...encodeEnvelope({ data: { n: 2 }, eventId: 'evt-2' }, codec)))!;
+    // Every entry read and settled (not a fixed pause): a duplicate that ran would be in `applied`.
+    await allSettled(redis, stream, 'nest', last);
     expect(applied).toHaveLength(2);
   });
 

@@ -8,8 +8,10 @@ const BACKOFF_MS = 300;
 /**
  * A failed entry is retried after retryBackoffMs · 2^(delivery − 1). Back-offs of 10–50 ms (what
  * other tests use) cannot be told from an immediate retry, so this one uses 300 ms and checks
- * that the gaps between deliveries double. Ratios (and lower bounds, which a slow machine only
- * makes larger) rather than upper bounds, so a busy CI box cannot make it fail.
+ * that each gap between deliveries is at least the doubled back-off. Lower bounds only, which a
+ * slow machine can only make larger: ratios of gaps failed on a busy machine (1.33 for 1.6, at
+ * load 15 on 2 cores: the first gap had waited for a late timer). The exact doubling of the
+ * scheduled wait is checked without a clock by failure-handler.spec (idle per delivery).
  */
 describe('retry back-off', () => {
   const { redis, closers } = testContext();
@@ -36,12 +38,10 @@ describe('retry back-off', () => {
     closers.push(() => app.close());
     const parked = new Promise((resolve) => server.events.once('dead-lettered', resolve));
     await redis.xadd(stream, '*', 'data', '{"n":1}');
-    await waitFor(() => deliveries.length === 4, 'four deliveries', 10_000);
+    await waitFor(() => deliveries.length === 4, 'four deliveries', 20_000);
     await parked;
     expect(deliveries.map((d) => d.count)).toEqual([1, 2, 3, 4]);
     const gaps = deliveries.slice(1).map((d, i) => d.at - deliveries[i].at);
     gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(BACKOFF_MS * 2 ** i - 5));
-    expect(gaps[1] / gaps[0]).toBeGreaterThanOrEqual(1.6);
-    expect(gaps[2] / gaps[1]).toBeGreaterThanOrEqual(1.6);
-  }, 15_000);
+  }, 30_000);
 });

@@ -77,7 +77,7 @@ describe('group creation and the Redis feature probe (real redis-server)', () =>
       client.disconnect();
       await server.stop();
     }
-  });
+  }, 60_000); // a redis-server process
 
   it('makes listen() fail with that message, before any group is created', async () => {
     const server = await startRedis({ appendonly: false, extraArgs: ['--rename-command', 'XAUTOCLAIM', ''] });
@@ -97,5 +97,5 @@ describe('group creation and the Redis feature probe (real redis-server)', () =>
     } finally {
       await server.stop();
     }
-  });
+  }, 60_000); // a redis-server process
 });

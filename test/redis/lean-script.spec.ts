@@ -29,7 +29,7 @@ describe('scripts sent as EVALSHA with an EVAL fallback', () => {
 
   beforeAll(async () => {
     server = await startRedis();
-  });
+  }, 60_000); // a redis-server process
   afterAll(async () => {
     await Promise.all(connections.map((c) => c.quit()));
     await server.stop();

@@ -46,12 +46,15 @@ export async function startMicroservice(
   providers: Type[] = [],
   withFilter = true,
   imports: Type[] = [],
+  /** Runs before listen(), e.g. to subscribe to `server.events` before the first read. */
+  beforeListen: (server: RedisStreamsServer) => void = () => undefined,
 ): Promise<{ app: INestMicroservice; server: RedisStreamsServer }> {
   @Module({ controllers, providers, imports })
   class TestModule {}
   const server = new RedisStreamsServer({ connection: redisUrl(), blockMs: 200, ...options });
   const app = await NestFactory.createMicroservice(TestModule, { strategy: server, logger: quietLogger() });
   if (withFilter) app.useGlobalFilters(new RedisStreamsExceptionFilter());
+  beforeListen(server);
   await app.listen();
   return { app, server };
 }

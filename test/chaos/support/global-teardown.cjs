@@ -5,6 +5,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
+const { redisServerBinary } = require('../../../scripts/lib/redis-process.cjs');
 
 const COLUMNS = [
   ['#', (r) => `${r.n}${r.sub}`],
@@ -43,7 +44,7 @@ module.exports = async function chaosGlobalTeardown(globalConfig, projectConfig)
       : [];
   if (rows.length > 0) {
     const seconds = ((Date.now() - globalThis.__CHAOS_STARTED__) / 1000).toFixed(1);
-    const redis = spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).stdout.trim();
+    const redis = spawnSync(redisServerBinary(), ['--version'], { encoding: 'utf8' }).stdout.trim();
     const report = [
       '# Chaos suite report',
       '',

@@ -2,10 +2,12 @@
  * Characters a terminal acts on instead of showing: C0 controls (ESC starts the sequences that
  * clear the screen or recolour text, CR rewrites a line), DEL, C1 controls (CSI) and the
  * bidirectional overrides that reorder what follows. Stream, group and consumer names, payloads
- * and error texts come from Redis and may hold any of them.
+ * and error texts come from Redis and may hold any of them. U+FFFD too: replies are decoded as
+ * UTF-8, so it stands for bytes that were not, and shown as a glyph two different binary event ids
+ * would look alike.
  */
 // eslint-disable-next-line no-control-regex
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufffd]/g;
 
 const hex = (c: string, digits: number) => c.charCodeAt(0).toString(16).padStart(digits, '0');
 

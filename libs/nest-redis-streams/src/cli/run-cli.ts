@@ -5,6 +5,8 @@ import { BIN, EXIT } from './cli.constants.js';
 import type { Command } from './command.interface.js';
 import { consumersCommand } from './commands/consumers.command.js';
 import { dlqCommand } from './commands/dlq.command.js';
+import { doctorCommand } from './commands/doctor.command.js';
+import { outboxCommand } from './commands/outbox.command.js';
 import { ownershipCommand } from './commands/ownership.command.js';
 import { pendingCommand } from './commands/pending.command.js';
 import { reconcileCommand } from './commands/reconcile.command.js';
@@ -23,6 +25,8 @@ export const COMMANDS: Command[] = [
   ownershipCommand,
   trimCommand,
   reconcileCommand,
+  doctorCommand,
+  outboxCommand,
 ];
 
 function overviewHelp(): string {

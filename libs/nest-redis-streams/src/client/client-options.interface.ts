@@ -1,6 +1,7 @@
 import type { RedisConnectionOptions } from '../interfaces/connection-options.interface.js';
 import type { PayloadDeserializer, PayloadSerializer } from '../interfaces/payload-codec.interface.js';
 import type { StreamRetention } from '../trim/retention-options.interface.js';
+import type { IdempotentWritesOptions } from '../redis/idmp.js';
 
 /**
  * Options of `RedisStreamsClient`, e.g. as the `options` of
@@ -63,6 +64,16 @@ export interface RedisStreamsClientOptions {
    * @default {}
    */
   partitions?: Record<string, number>;
+  /**
+   * Entries with an explicit event id (`new StreamRecord(data, { eventId })`, the outbox relay's
+   * rows) are written with XADD … IDMP where every node offers it (Redis 8.6+): a copy sent again
+   * within the window (an emit retried after a lost reply, a relay killed between XADD and marking
+   * the row sent) stores nothing and answers the first entry's id. The window (how long and how
+   * many ids a stream remembers) is the stream's own unless set here. Elsewhere, or with `false`,
+   * plain XADDs: the consumers' inbox absorbs a copy.
+   * @default { producer: 'nest-redis-streams' }
+   */
+  idempotentWrites?: IdempotentWritesOptions | false;
   /**
    * Turns data into the envelope's `data` field; the server's `deserializer` must read it.
    * @default JsonCodec

@@ -6,6 +6,7 @@ export const CLIENT_MESSAGES = {
   payloadTooLarge: (stream: string, bytes: number, max: number) =>
     `The entry for stream "${stream}" is ${bytes} bytes, over maxPayloadBytes (${max}); nothing was written. ` +
     'Store large payloads elsewhere (object storage) and send a reference, or raise the "maxPayloadBytes" option.',
+  eventIdOf: (stream: string) => `Nothing was written: the eventId of the entry for stream "${stream}"`,
   serializeFailed: (stream: string, cause: string) =>
     `Could not serialize the data for stream "${stream}" (${cause}); nothing was written. ` +
     'Check the data or the "serializer" option.',

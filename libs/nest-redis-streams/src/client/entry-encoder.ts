@@ -1,5 +1,7 @@
 import type { ReadPacket } from '@nestjs/microservices';
 import { encodeEnvelope } from '../codec/envelope.js';
+import { assertEventId } from '../codec/event-id.js';
+import { InvalidEventIdError } from '../errors/invalid-event-id.error.js';
 import type { PayloadSerializer } from '../interfaces/payload-codec.interface.js';
 import { CLIENT_MESSAGES } from './client.messages.js';
 import { PayloadTooLargeError } from './errors/payload-too-large.error.js';
@@ -22,15 +24,18 @@ export class EntryEncoder {
 
   /**
    * The envelope fields of `packet` for `stream`.
-   * @throws PublishFailedError when the serializer fails, PayloadTooLargeError over the limit;
-   *   both say that nothing was written.
+   * @throws PublishFailedError when the serializer fails, PayloadTooLargeError over the limit,
+   *   InvalidEventIdError for an event id consumers could not keep apart; all say that nothing was written.
    */
   encode(packet: ReadPacket, stream: string, request?: RequestFields): string[] {
     let fields: string[];
     try {
       const envelope = envelopeOf(packet);
+      const { eventId } = envelope;
+      if (eventId != null) assertEventId(eventId, CLIENT_MESSAGES.eventIdOf(stream));
       fields = encodeEnvelope(request ? { ...envelope, ...request } : envelope, this.serializer);
     } catch (err) {
+      if (err instanceof InvalidEventIdError) throw err;
       throw new PublishFailedError(CLIENT_MESSAGES.serializeFailed(stream, (err as Error).message), stream, false, {
         cause: err,
       });

@@ -29,6 +29,9 @@ import { EntryEncoder, type RequestFields } from './entry-encoder.js';
 import { settledObservable } from './settled-observable.js';
 import { type StreamRoute, StreamRoutes } from './stream-routes.js';
 import { aclUserOf } from '../redis/acl-hint.js';
+import { probeCapabilities, probeKeyNear } from '../redis/capabilities.js';
+import { IdmpWriter, resolveIdempotentWrites } from '../redis/idmp.js';
+import { StreamRecord } from './stream-record.js';
 import { explainWriteError } from './write-errors.js';
 import type { ClientWriteObserver } from './write-observer.interface.js';
 import { XaddBatcher, type XaddOutcome } from './xadd-batcher.js';
@@ -69,11 +72,15 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
   private readonly connections = new Set<Redis>();
   /** Streams known to have a consumer group, so requests to them can be answered. */
   private readonly readStreams = new Set<string>();
+  /** The check in flight per stream, shared by the requests that arrive while it runs. */
+  private readonly groupChecks = new Map<string, Promise<void>>();
   private observer: ClientWriteObserver | null = null;
   /** Streams whose retention the observer was told of (empty while nobody observes). */
   private readonly retentionReported = new Set<string>();
   private commands: Redis | null = null;
   private batcher: XaddBatcher | null = null;
+  /** XADD … IDMP when every node offers it (probed on connect) and idempotentWrites is on; null: plain XADDs. */
+  private idmp: IdmpWriter | null = null;
   private connecting: Promise<Redis> | null = null;
   private replies: Promise<ReplyReader> | null = null;
   private closing: Promise<void> | null = null;
@@ -247,7 +254,10 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
     const fields = this.encoder.encode(packet, stream, request);
     try {
       const batcher = this.batcher && !this.closing ? this.batcher : await this.connectedBatcher();
-      const id = await batcher.add(stream, this.routes.headOf(route), fields);
+      const settingUp = this.idmp?.ready(stream);
+      if (settingUp) await settingUp;
+      const id = await batcher.add(stream, this.headOf(route, packet.data), fields);
+      this.idmp?.written(stream);
       if (route.retention) this.retentionWritten(stream, route.retention);
       return id;
     } catch (err) {
@@ -280,7 +290,12 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
     try {
       // Queued at once when connected, like emit(): calls of one turn keep their order in the stream.
       const batcher = this.batcher && !this.closing ? this.batcher : await this.connectedBatcher();
-      outcomes = await batcher.addAll(streams, this.routes.headOf(route), fields);
+      const idmp = this.idmp;
+      // Awaited only when a window is being set: an await would let this turn's later writes overtake the batch.
+      const settingUp = idmp ? [...new Set(streams)].map((s) => idmp.ready(s)).filter((p) => p !== null) : [];
+      if (settingUp.length > 0) await Promise.all(settingUp);
+      const heads = idmp === null ? this.routes.headOf(route) : items.map((data) => this.headOf(route, data));
+      outcomes = await batcher.addAll(streams, heads, fields);
     } catch (err) {
       // Not connected (or closing): the same error for every entry.
       outcomes = new Array<XaddOutcome>(items.length).fill(err as Error);
@@ -312,6 +327,16 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
     return ids as string[];
   }
 
+  /**
+   * XADD arguments of one entry: with an explicit event id on a server with IDMP (8.6+), the
+   * stream itself drops a re-sent copy (an emit retried after a lost reply) and answers the first
+   * entry's id; elsewhere a copy is written and the consumers' inbox absorbs it.
+   */
+  private headOf(route: StreamRoute, data: unknown): ReadonlyArray<string | number> {
+    const head = this.routes.headOf(route);
+    return this.idmp ? this.idmp.head(data instanceof StreamRecord ? data.eventId : undefined, head) : head;
+  }
+
   /** The batcher once connected; connects first when needed. */
   private async connectedBatcher(): Promise<XaddBatcher> {
     await this.connect();
@@ -332,8 +357,19 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
    * Requests to a stream that no group reads would wait for their timeout: the server has no
    * handler to say so (it never reads that stream). Checked once per stream, before writing.
    */
-  private async requireConsumerGroup(stream: string): Promise<void> {
-    if (this.readStreams.has(stream)) return;
+  private requireConsumerGroup(stream: string): Promise<void> {
+    if (this.readStreams.has(stream)) return Promise.resolve();
+    // One check for a burst: 1,000 requests sent at once to a new stream made 1,000 XINFO round
+    // trips before the first write, and on a loaded machine the last ones timed out unwritten.
+    let check = this.groupChecks.get(stream);
+    if (!check) {
+      check = this.checkConsumerGroup(stream).finally(() => this.groupChecks.delete(stream));
+      this.groupChecks.set(stream, check);
+    }
+    return check;
+  }
+
+  private async checkConsumerGroup(stream: string): Promise<void> {
     const groups = await readGroupBacklogs(await this.connect(), stream);
     if (groups.length === 0) throw new NoMessageHandlerError(CLIENT_MESSAGES.noMessageHandler(stream), stream);
     this.readStreams.add(stream);
@@ -356,6 +392,11 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
     const commands = await this.openConnection('commands', { maxRetriesPerRequest: this.options.maxRetriesPerRequest });
     watchStatus(commands, this._status$);
     this.commands = commands;
+    // Probed before the first write, so every write of one turn takes the same path (and keeps its order).
+    const idmpOptions = resolveIdempotentWrites(this.options.idempotentWrites);
+    const caps =
+      idmpOptions && (await probeCapabilities(commands, probeKeyNear(`${this.options.keyPrefix}nrs`)).catch(() => null));
+    this.idmp = caps?.all.idmp ? new IdmpWriter(commands, idmpOptions!, (m) => this.logger.warn(m)) : null;
     this.batcher = new XaddBatcher(commands, this.options.offlineTimeoutMs, () => this.observer);
     this._status$.next(RedisStreamsStatus.CONNECTED);
     return commands;
@@ -435,7 +476,7 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
     if (commands) await quitWithin(commands);
     this.connections.clear();
     this.readStreams.clear();
-    this.commands = this.batcher = this.connecting = this.replies = null;
+    this.commands = this.batcher = this.connecting = this.replies = this.idmp = null;
     this._status$.next(RedisStreamsStatus.DISCONNECTED);
   }
 }

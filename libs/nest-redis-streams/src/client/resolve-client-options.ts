@@ -4,12 +4,13 @@ import type { PayloadDeserializer, PayloadSerializer } from '../interfaces/paylo
 import { MESSAGES } from '../messages.js';
 import type { StreamRetention } from '../trim/retention-options.interface.js';
 import { assertRetention } from '../trim/retention.js';
+import { resolveIdempotentWrites } from '../redis/idmp.js';
 import type { RedisStreamsClientOptions } from './client-options.interface.js';
 import { CLIENT_DEFAULTS } from './client.constants.js';
 
 /** Client options with every default applied. */
 export type ResolvedClientOptions = typeof CLIENT_DEFAULTS &
-  Pick<RedisStreamsClientOptions, 'connection' | 'retention'> & {
+  Pick<RedisStreamsClientOptions, 'connection' | 'retention' | 'idempotentWrites'> & {
     serializer: PayloadSerializer;
     deserializer: PayloadDeserializer;
   };
@@ -29,6 +30,7 @@ export function resolveClientOptions(options: RedisStreamsClientOptions = {}): R
   if (typeof resolved.keyPrefix !== 'string')
     throw new InvalidOptionsError(MESSAGES.badString('keyPrefix', resolved.keyPrefix, ''));
   if (resolved.retention) assertRetention(resolved.retention, 'retention');
+  resolveIdempotentWrites(resolved.idempotentWrites);
   for (const [pattern, retention] of Object.entries(resolved.retentionByPattern)) {
     assertRetention(retention as StreamRetention, `retentionByPattern["${pattern}"]`);
   }

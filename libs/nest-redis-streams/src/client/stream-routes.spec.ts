@@ -48,4 +48,19 @@ describe('StreamRoutes', () => {
       [0, 1, 2, 0].map((p) => partitionStream('orders', p)),
     );
   });
+
+  it('routes an unkeyed record by its event id, so every copy of one event lands in one partition', () => {
+    const { routes } = routesWith({ partitions: { orders: 4 } });
+    const route = routes.of('orders');
+    const ids = Array.from({ length: 40 }, (_, i) => `order-${i}-placed`);
+    const first = ids.map((eventId) => routes.streamFor(route, new StreamRecord({}, { eventId })));
+    const again = ids.map((eventId) => routes.streamFor(route, new StreamRecord({ retry: true }, { eventId })));
+    expect(again).toEqual(first);
+    expect(first).toEqual(ids.map((id) => partitionStream('orders', partitionOf(id, 4))));
+    // Still spread over the partitions; a partition key wins over the event id.
+    expect(new Set(first).size).toBe(4);
+    expect(routes.streamFor(route, new StreamRecord({}, { eventId: ids[0], partitionKey: 'c-7' }))).toBe(
+      partitionStream('orders', partitionOf('c-7', 4)),
+    );
+  });
 });

@@ -23,7 +23,7 @@ const MAX_ROUTES = 1_000;
 
 /**
  * Routes of the patterns a client writes to, worked out once per pattern rather than on every
- * emit (normalizing, option lookups, key and trim arguments). Round-robins unkeyed entries of a
+ * emit (normalizing, option lookups, key and trim arguments). Picks the partition of an entry of a
  * partitioned pattern.
  */
 export class StreamRoutes {
@@ -49,11 +49,16 @@ export class StreamRoutes {
     return route;
   }
 
-  /** Stream of one entry: the route's stream, or a partition (by partitionKey, else round-robin). */
+  /**
+   * Stream of one entry: the route's stream, or a partition: by partitionKey; without one by the
+   * record's eventId, so a re-publish of the same event (an outbox relay whose mark-sent COMMIT
+   * failed, a producer's retry) lands in the partition the first copy went to; round-robin for
+   * data without either (its event id is made up per write, so no copy can share it).
+   */
   streamFor(route: StreamRoute, data: unknown): string {
     const { partitions } = route;
     if (partitions.length === 1) return partitions[0];
-    const key = data instanceof StreamRecord ? data.partitionKey : undefined;
+    const key = data instanceof StreamRecord ? (data.partitionKey ?? data.eventId) : undefined;
     const partition = key === undefined ? this.nextPartition++ % partitions.length : partitionOf(key, partitions.length);
     return partitions[partition];
   }

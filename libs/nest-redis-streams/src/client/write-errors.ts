@@ -1,3 +1,4 @@
+import { InvalidEventIdError } from '../errors/invalid-event-id.error.js';
 import { ClientClosedError } from './errors/client-closed.error.js';
 import { ConnectionFailedError } from './errors/connection-failed.error.js';
 import { NoMessageHandlerError } from './errors/no-message-handler.error.js';
@@ -19,7 +20,9 @@ export interface WriteContext {
 
 /** Errors that already explain themselves and name their stream. */
 function isExplained(err: unknown): boolean {
-  return [PublishFailedError, PayloadTooLargeError, NoMessageHandlerError, ClientClosedError].some((type) => err instanceof type);
+  return [PublishFailedError, PayloadTooLargeError, InvalidEventIdError, NoMessageHandlerError, ClientClosedError].some(
+    (type) => err instanceof type,
+  );
 }
 
 /**

@@ -68,11 +68,12 @@ export class XaddBatcher {
   }
 
   /**
-   * Queues `XADD streams[i] ...head ...fields[i]` for every i; resolves, once every one is
-   * answered, with each one's outcome at its index. Never rejects: a failure is the outcome of
-   * the XADDs it hit.
+   * Queues `XADD streams[i] ...head ...fields[i]` for every i (`head[i]` when given one per entry);
+   * resolves, once every one is answered, with each one's outcome at its index. Never rejects: a
+   * failure is the outcome of the XADDs it hit.
    */
-  addAll(streams: readonly string[], head: XaddHead, fields: readonly string[][]): Promise<XaddOutcome[]> {
+  addAll(streams: readonly string[], head: XaddHead | readonly XaddHead[], fields: readonly string[][]): Promise<XaddOutcome[]> {
+    const perEntry = Array.isArray(head[0]);
     return new Promise<XaddOutcome[]>((resolve) => {
       const outcomes = new Array<XaddOutcome>(streams.length);
       let open = streams.length;
@@ -85,7 +86,8 @@ export class XaddBatcher {
           if (--open === 0) resolve(outcomes);
         },
       };
-      for (let i = 0; i < streams.length; i++) this.push(streams[i], head, fields[i], waiter, i);
+      for (let i = 0; i < streams.length; i++)
+        this.push(streams[i], perEntry ? (head as readonly XaddHead[])[i] : (head as XaddHead), fields[i], waiter, i);
     });
   }
 

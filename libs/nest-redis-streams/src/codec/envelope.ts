@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ENVELOPE } from '../constants.js';
 import { UndecodableEntryError } from '../errors/undecodable-entry.error.js';
+import { assertEventId, checkReadEventId } from './event-id.js';
 import type { PayloadDeserializer, PayloadSerializer } from '../interfaces/payload-codec.interface.js';
 
 /** What a handler receives of one stream entry. */
@@ -27,13 +28,19 @@ export interface OutgoingEnvelope {
   deadline?: number;
 }
 
-/** Builds the flat field list of an XADD in the envelope format. */
+/**
+ * Builds the flat field list of an XADD in the envelope format.
+ * @throws InvalidEventIdError when `message.eventId` is not a usable event id (see `eventIdProblem`).
+ */
 export function encodeEnvelope(message: OutgoingEnvelope, serializer: PayloadSerializer): string[] {
+  const { eventId } = message;
+  // Left out (undefined or null, as `??` reads it): a fresh UUID.
+  if (eventId != null) assertEventId(eventId);
   const fields: string[] = [
     ENVELOPE.version,
     ENVELOPE.versionValue,
     ENVELOPE.eventId,
-    message.eventId ?? randomUUID(),
+    eventId ?? randomUUID(),
     ENVELOPE.data,
     serializer.serialize(message.data),
     ENVELOPE.publishedAt,
@@ -124,7 +131,8 @@ export function scanEntry(fields: string[]): ScannedEntry {
  * Reads an entry's fields. An entry in this library's envelope decodes to its data; any other
  * entry (redis-cli, another language) decodes to an object of its fields. Objects are built
  * with own properties only, so a field named `__proto__` cannot pollute prototypes.
- * @throws UndecodableEntryError when the envelope's data or headers cannot be read.
+ * @throws UndecodableEntryError when the envelope's data or headers cannot be read;
+ *   UndecodableEventIdError when the event id is not UTF-8 (foreign entries too).
  */
 export function decodeEntry(fields: string[], deserializer: PayloadDeserializer): DecodedEntry {
   return decodeScanned(scanEntry(fields), fields, deserializer);
@@ -133,6 +141,7 @@ export function decodeEntry(fields: string[], deserializer: PayloadDeserializer)
 /** `decodeEntry` for fields already scanned (the server checks the scan before decoding). */
 export function decodeScanned(scan: ScannedEntry, fields: string[], deserializer: PayloadDeserializer): DecodedEntry {
   const { raw, eventId, replyTo, correlationId } = scan;
+  checkReadEventId(eventId);
   if (scan.foreign) return { data: foreignFields(fields), headers: {}, foreign: true, eventId };
   if (raw === undefined) {
     throw new UndecodableEntryError(`Envelope ${ENVELOPE.versionValue} has no "${ENVELOPE.data}" field.`);

@@ -73,6 +73,12 @@ export class ConsoleApiController {
     return answer(() => this.overviewCache.get());
   }
 
+  /** What the server's nodes offer (XREADGROUP CLAIM, XADD IDMP, ACKED trimming…) and who is below the patch floor. */
+  @Get('capabilities')
+  capabilities() {
+    return answer(() => this.ops.capabilities());
+  }
+
   @Get('pending')
   pending(@Query() q: Input) {
     return answer(async () => {

@@ -1,4 +1,6 @@
 export * from './invalid-options.error.js';
+export * from './invalid-event-id.error.js';
 export * from './non-retryable.error.js';
 export * from './undecodable-entry.error.js';
+export * from './undecodable-event-id.error.js';
 export * from './event-in-progress.error.js';

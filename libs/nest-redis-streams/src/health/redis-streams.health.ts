@@ -9,6 +9,7 @@ import { collectServerStats, type ConsumerStats, readyCommands } from './server-
 import type { ReadLoopReport, StreamHealthReport } from './health-report.interface.js';
 import { evaluateStreamStats, resolveThresholds } from './stream-health.js';
 import { withTimeout } from './with-timeout.js';
+import { type CapabilitySummary, summarizeCapabilities } from '../redis/capabilities.js';
 
 export type { ReadLoopReport, StreamHealthReport } from './health-report.interface.js';
 
@@ -60,11 +61,19 @@ export class RedisStreamsHealthIndicator {
     const now = Date.now();
     const streams = measured.map((m) => this.report(m, options, now));
     const reasons = streams.flatMap((s) => (s.reason ? [s.reason] : []));
-    const data: { streams: StreamHealthReport[]; reason?: string; ownership?: OwnershipReport[] } = { streams };
+    const data: {
+      streams: StreamHealthReport[];
+      reason?: string;
+      ownership?: OwnershipReport[];
+      capabilities?: CapabilitySummary;
+    } = { streams };
     if (reasons.length > 0) data.reason = reasons.join(' ');
     // Exclusive ownership only: who owns which partition, under which generation.
     const ownership = server.getOwnership();
     if (ownership.length > 0) data.ownership = ownership;
+    // Which newer stream commands the nodes offer, and which node is below its patch floor.
+    const capabilities = server.getCapabilities();
+    if (capabilities) data.capabilities = summarizeCapabilities(capabilities);
     if (streams.some((s) => s.status === 'down')) return session.down(data);
     if (streams.some((s) => s.status === 'degraded')) {
       // Terminus 12 has a "degraded" status; Terminus 11 has not: there the check passes as up and

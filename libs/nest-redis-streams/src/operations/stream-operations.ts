@@ -3,6 +3,7 @@ import { DEAD_LETTER_SUFFIX } from '../constants.js';
 import { HEALTH_DEFAULTS } from '../health/health.constants.js';
 import { DeadLetterService, type DeadLetter, type DeadLetterTally } from '../recovery/dead-letter.service.js';
 import { isCluster } from '../redis/connection.factory.js';
+import { type CapabilitySummary, probeCapabilities, probeKeyNear, summarizeCapabilities } from '../redis/capabilities.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
 import { partitionStream } from '../server/partitions.js';
 import type { TrimTarget } from '../trim/retention-options.interface.js';
@@ -84,6 +85,7 @@ export class StreamOperations {
   private readonly scripted: ScriptedRedis;
   private readonly configured: Map<string, StreamSetting> | null;
   private discovered: { at: number; streams: Promise<string[]> } | null = null;
+  private capabilityProbe: Promise<CapabilitySummary> | null = null;
   private readonly o: Required<Omit<StreamOperationsOptions, 'streams'>>;
 
   constructor(
@@ -151,6 +153,18 @@ export class StreamOperations {
       streams.catch(() => (this.discovered = null));
     }
     return (await this.discovered.streams).map((s) => this.toSetting(s));
+  }
+
+  /**
+   * The newer stream commands each node offers and each node's patch floor, probed once (next to
+   * the first stream, inside a restricted user's key patterns); a failed probe is tried again.
+   */
+  capabilities(): Promise<CapabilitySummary> {
+    this.capabilityProbe ??= this.streams()
+      .then((streams) => probeCapabilities(this.redis, streams[0] ? probeKeyNear(streams[0].stream) : undefined))
+      .then(summarizeCapabilities);
+    this.capabilityProbe.catch(() => (this.capabilityProbe = null));
+    return this.capabilityProbe;
   }
 
   /** Every stream with its groups' figures and badges; streams without groups only when configured. */

@@ -62,6 +62,43 @@ export async function auditTrimLoss(
   events: TransportEvents,
   logger: Logger,
 ): Promise<number> {
+  const count = await audit(consumer, redis, events, logger, false);
+  // A failed audit did not count: repairing now would erase the evidence of a loss (7.0).
+  if (count === null) return 0;
+  try {
+    // After the audit has counted this round's losses (a trim loss leaves the same gap in the
+    // counters): a caught-up group whose entries-read went stale (Redis 7.0 replicas do not
+    // advance it, so after a failover) is set right, so lag is exact again.
+    const repaired = await redis.nrsRepairEntriesRead(consumer.stream, consumer.group);
+    if (repaired > 0) logger.warn(RECOVERY_MESSAGES.staleEntriesRead(consumer.group, consumer.stream, repaired));
+  } catch (err) {
+    logger.warn(RECOVERY_MESSAGES.trimAuditFailed(consumer.stream, consumer.group, (err as Error).message));
+  }
+  return count;
+}
+
+/**
+ * The audit a read loop runs before a read that may cross entries trimmed while its group was
+ * behind (`readForgetsTrimGap` servers: Redis 7.2+, 8.x, Valkey, where that read makes the
+ * counters forget the loss). It returns at once, writing nothing, unless the whole stream lies
+ * ahead of the group's last-delivered-id; then it is the round's audit. Never throws.
+ */
+export async function auditTrimLossBeforeRead(
+  consumer: RecoveryTarget,
+  redis: ScriptedRedis,
+  events: TransportEvents,
+  logger: Logger,
+): Promise<number> {
+  return (await audit(consumer, redis, events, logger, true)) ?? 0;
+}
+
+async function audit(
+  consumer: RecoveryTarget,
+  redis: ScriptedRedis,
+  events: TransportEvents,
+  logger: Logger,
+  beforeRead: boolean,
+): Promise<number | null> {
   const { stream, group } = consumer;
   const dlq = consumer.options.deadLetterStream;
   try {
@@ -75,14 +112,8 @@ export async function auditTrimLoss(
       consumer.consumer,
       Date.now(),
       ...trimAuditFieldArgs,
+      beforeRead ? '1' : '0',
     );
-    // After the audit has counted this round's losses (a trim loss leaves the same gap in the
-    // counters): a caught-up group whose entries-read went stale (Redis 7.0 replicas do not
-    // advance it, so after a failover) is set right, so lag is exact again.
-    const repaired = await redis.nrsRepairEntriesRead(stream, group);
-    if (repaired > 0) {
-      logger.warn(RECOVERY_MESSAGES.staleEntriesRead(group, stream, repaired));
-    }
     if (!found) return 0;
     const [count, deadLetterId] = found;
     logger.error(RECOVERY_MESSAGES.trimmedUndelivered(count, stream, group, deadLetterId, dlq));
@@ -100,6 +131,6 @@ export async function auditTrimLoss(
     return count;
   } catch (err) {
     logger.warn(RECOVERY_MESSAGES.trimAuditFailed(stream, group, (err as Error).message));
-    return 0;
+    return null;
   }
 }

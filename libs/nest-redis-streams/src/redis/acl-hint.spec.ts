@@ -1,4 +1,4 @@
-import { aclFixFor, aclUserOf, explainAclError } from './acl-hint.js';
+import { aclFixFor, aclUserOf, explainAclError, isScriptPermissionError } from './acl-hint.js';
 
 describe('ACL hints', () => {
   it('turns a refused command into the ACL SETUSER line that grants it (subcommands included)', () => {
@@ -18,6 +18,24 @@ describe('ACL hints', () => {
     expect(aclFixFor(key, 'p')).toMatch(/^ACL SETUSER p ~<keyPrefix>\* ~\{<keyPrefix>\*/);
     expect(aclFixFor(new Error('ERR no such key'), 'p')).toBeNull();
     expect(explainAclError(new Error('ERR no such key'), 'p')).toBe('ERR no such key');
+  });
+
+  it('reads the 7.2+ shapes (Redis 8, Valkey 9): a capitalised key refusal, a named key, a refusal inside a script', () => {
+    expect(aclFixFor(new Error('NOPERM No permissions to access a key'), 'p')).toMatch(
+      /^ACL SETUSER p ~<keyPrefix>\* ~\{<keyPrefix>\*/,
+    );
+    expect(aclFixFor(new Error("NOPERM User p has no permissions to access the 'x' key"), 'p')).toMatch(
+      /^ACL SETUSER p ~<keyPrefix>/,
+    );
+    expect(aclFixFor(new Error('NOPERM No permissions to access a channel'), 'p')).toBe('ACL SETUSER p &<channel>');
+    const script = new Error(
+      "ERR ACL failure in script: User nrs-lacking has no permissions to run the 'xgroup|create' command script: 1f2e, on @user_script:9.",
+    );
+    expect(isScriptPermissionError(script)).toBe(true);
+    expect(
+      isScriptPermissionError(new Error("ERR The user executing the script can't run this command or subcommand script: 1f2e")),
+    ).toBe(true);
+    expect(isScriptPermissionError(new Error('ERR no such key'))).toBe(false);
   });
 
   it('finds the user in a URL or in options, never anything else of the URL', () => {

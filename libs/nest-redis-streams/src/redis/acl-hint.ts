@@ -4,17 +4,23 @@ import { isClusterConnection } from './connection.factory.js';
 /**
  * The `ACL SETUSER` line that grants what a NOPERM reply refused, or null for any other error.
  * Redis names the command (with its subcommand, `xinfo|stream`) but, before 7.2, not the user:
- * pass the user the connection logs in as (`aclUserOf`).
+ * pass the user the connection logs in as (`aclUserOf`). The shapes, all recognised:
+ * - 7.0: `NOPERM this user has no permissions to run the 'xadd' command`, `… to access one of
+ *   the keys used as arguments`;
+ * - 7.2+, Redis 8, Valkey: `NOPERM User app has no permissions to run the 'xadd' command`,
+ *   `NOPERM No permissions to access a key` (capitalised), `… a channel`.
  */
 export function aclFixFor(err: unknown, user: string): string | null {
   const message = err instanceof Error ? err.message : String(err);
   if (!/\bNOPERM\b/.test(message)) return null;
-  const command = /no permissions to run the '([^']+)' command/.exec(message)?.[1];
+  const command = /no permissions to run the '([^']+)' command/i.exec(message)?.[1];
   if (command) return `ACL SETUSER ${user} +${command.toLowerCase()}`;
-  if (/no permissions to access (?:one of the keys|a key)/.test(message)) {
+  if (/no permissions to access (?:one of the keys|a key|the '[^']*' key)/i.test(message)) {
     return `ACL SETUSER ${user} ~<keyPrefix>* ~{<keyPrefix>* (key patterns covering the streams, their dead-letter streams and trim-audit hashes)`;
   }
-  if (/no permissions to access (?:one of the channels|a channel)/.test(message)) return `ACL SETUSER ${user} &<channel>`;
+  if (/no permissions to access (?:one of the channels|a channel|the '[^']*' channel)/i.test(message)) {
+    return `ACL SETUSER ${user} &<channel>`;
+  }
   return null;
 }
 
@@ -27,10 +33,15 @@ export function explainAclError(err: unknown, user: string): string {
     : message;
 }
 
-/** Redis refused a command run inside a Lua script (7.0 does not name the command there). */
+/**
+ * Redis refused a command run inside a Lua script. 7.0 says `The user executing the script can't
+ * run this command or subcommand` (without naming it); 7.2+, Redis 8 and Valkey say `ERR ACL
+ * failure in script: User app has no permissions to run the 'xgroup|create' command` (a key or
+ * channel refusal ends `No permissions to access a key`).
+ */
 export function isScriptPermissionError(err: unknown): boolean {
   const message = err instanceof Error ? err.message : String(err);
-  return /user executing the script can't run this command/.test(message);
+  return /user executing the script can't run this command|ACL failure in script/i.test(message);
 }
 
 /** The message for a refused script: what the script needed to do, its commands, and the ACL line granting them. */

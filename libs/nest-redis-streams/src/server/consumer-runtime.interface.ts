@@ -20,6 +20,13 @@ export interface ConsumerRuntime {
   logger: Logger;
   /** The server has Redis 7.0's stream counters (entries-read, ENTRIESREAD): see probeRedisFeatures. */
   streamCounters: boolean;
+  /** A read across a trimmed gap makes the counters forget the loss: see ProbedRedisFeatures. */
+  readForgetsTrimGap: boolean;
+  /**
+   * Read with XREADGROUP … CLAIM min-idle (every node has it, leases are renewed, reclaiming is on):
+   * idle entries are taken over by the read itself; the XAUTOCLAIM rounds stay as the sweep.
+   */
+  claimRead?: boolean;
   /** The Redis user the connections log in as, named in the fix when Redis refuses a permission. */
   aclUser: string;
   /** Requests are answered only on reply streams under this prefix. */

@@ -2,6 +2,7 @@ import { isObservable, lastValueFrom } from 'rxjs';
 import { decodeScanned, type DecodedEntry, scanEntry } from '../codec/envelope.js';
 import { RedisStreamsContext } from '../context/redis-streams.context.js';
 import { DeadLetterReason } from '../dead-letter-reason.js';
+import { UndecodableEntryError } from '../errors/undecodable-entry.error.js';
 import { runInTraceContext } from '../tracing/trace-context.js';
 import type { AckBatcher } from './ack-batcher.js';
 import type { FailureHandler } from './failure-handler.js';
@@ -116,7 +117,8 @@ export class EntryDispatcher {
     try {
       return decodeScanned(scan, fields, this.rt.deserializer);
     } catch (err) {
-      this.settleAfter(entry, this.parking.park(entry, DeadLetterReason.UNDECODABLE, err));
+      const reason = err instanceof UndecodableEntryError ? err.reason : DeadLetterReason.UNDECODABLE;
+      this.settleAfter(entry, this.parking.park(entry, reason, err));
       return null;
     }
   }

@@ -18,6 +18,8 @@ import { MESSAGES } from '../messages.js';
 import { connectOrExplain, quitWithin, watchStatus } from '../redis/connect.js';
 import { createRedisConnection, isClusterConnection } from '../redis/connection.factory.js';
 import { probeRedisFeatures } from '../redis/redis-features.js';
+import { trimAuditKey } from '../recovery/trim-audit.js';
+import { type ServerCapabilities, probeKeyNear, reportCapabilities } from '../redis/capabilities.js';
 import { aclUserOf, withAclFix } from '../redis/acl-hint.js';
 import { tracingEnabled } from '../tracing/trace-context.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
@@ -71,6 +73,8 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
   /** Exclusive ownership: one coordinator per logical stream and group (none when shared). */
   private coordinators: OwnershipCoordinator[] = [];
   private closing: Promise<void> | null = null;
+  /** What the server's nodes offer (XREADGROUP CLAIM, IDMP...), probed once per listen(). */
+  private capabilities: ServerCapabilities | null = null;
   private readonly replies: ReplyWriter;
   /** Whether anyone installed Nest's processing hooks (tracing); without them handlers run bare. */
   private hooksInstalled = false;
@@ -119,6 +123,11 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       rebalances: c.rebalances,
       partitions: c.view.partitions,
     }));
+  }
+
+  /** The stream capabilities probed at listen() (per node, and those every node has); null before. */
+  getCapabilities(): ServerCapabilities | null {
+    return this.capabilities;
   }
 
   /** The connection used for non-blocking commands (acks, claims, XADD). */
@@ -245,7 +254,14 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     watchStatus(this.commands, this._status$);
     await connectOrExplain(this.commands, connection);
     // Once per listen(): a Redis without XAUTOCLAIM fails here, naming its version and the minimum.
-    const features = await probeRedisFeatures(this.commands);
+    // The trim-gap probe writes a scratch stream beside the first stream's trim-audit hash: in
+    // its slot, and inside the key patterns a consumer's ACL grants.
+    const probeKey = subscriptions[0] ? `${trimAuditKey(subscriptions[0].stream)}:probe` : undefined;
+    const features = await probeRedisFeatures(this.commands, probeKey);
+    // One log line of what each node offers, and a warning for a node below its patch floor.
+    // The capability probes use a key next to a consumed stream, inside a restricted user's patterns.
+    const capabilityKey = subscriptions.length > 0 ? probeKeyNear(subscriptions[0].stream) : undefined;
+    this.capabilities = await reportCapabilities(this.commands, this.logger, capabilityKey);
     const runtime = {
       consumer: this.options.consumer,
       // Tells this start apart from an earlier one of the same pod in exclusive ownership.
@@ -255,6 +271,9 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       replyStreamPrefix: this.options.replyStreamPrefix,
       aclUser: aclUserOf(connection),
       streamCounters: features.streamCounters,
+      readForgetsTrimGap: features.readForgetsTrimGap,
+      // Renewal keeps this consumer's own entries from idling into its CLAIM reads (see claimRead).
+      claimRead: this.capabilities.all.claim && this.options.leaseRenewal && this.options.reclaimIntervalMs > 0,
       deserializer: this.options.deserializer ?? new JsonCodec(),
       commands: this.commands,
       events: this.events,

@@ -17,11 +17,13 @@ import { FifoQueue } from './fifo-queue.js';
 import { HeldEntry } from './held-entry.js';
 import { HeldEntries } from './held-entries.js';
 import type { RecoveryTarget } from '../recovery/recovery-target.interface.js';
+import { auditTrimLossBeforeRead } from '../recovery/trim-audit.js';
 import { FENCED, claimIfOwned } from '../ownership/fenced-writes.js';
 import type { OwnedPartition } from '../ownership/owned-partition.interface.js';
 import { partitionOwnerKey } from '../ownership/ownership-keys.js';
 import { PartitionFence } from '../ownership/partition-fence.js';
 import { PartitionReader } from './partition-reader.js';
+import { readWithClaim, reportClaimedByRead } from '../recovery/claim-read.js';
 import { waitForSignal } from './wait-for-signal.js';
 import type { SettleOutcome, SlotOwner } from './slot-owner.interface.js';
 import type { StreamSubscription } from './stream-subscription.js';
@@ -334,7 +336,14 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     let replaying = true;
     let cursor = '-';
     let failures = 0;
+    // Whether the next read may cross entries trimmed before the group read them: on servers that
+    // forget such a loss once read past (rt.readForgetsTrimGap), the audit counts it first. Only a
+    // read straight after a short one (the group was caught up, and this loop read on at once)
+    // cannot: a full batch leaves a backlog, and so may any wait or error in between.
+    let mayCrossTrimGap = true;
     while (!this.stopping) {
+      const crossCheck = mayCrossTrimGap && this.rt.readForgetsTrimGap;
+      mayCrossTrimGap = true;
       if (this.fence && !this.mayRead()) {
         await this.waitForOwnership();
         continue;
@@ -381,8 +390,30 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
           });
           continue;
         }
+        if (crossCheck) await auditTrimLossBeforeRead(this, this.rt.commands, this.rt.events, this.rt.logger);
         if (this.partitionReader) {
           await this.readFenced(this.partitionReader, room);
+          continue;
+        }
+        // CLAIM reads (8.4+): idle entries of dead consumers come with the new ones, as soon as they
+        // are claimable. Not while an entry here has an expired lease (a hung handler): the read
+        // would hand it back to this consumer and reset its idle time, hiding it from the others.
+        if (this.rt.claimRead && !this.holdsExpiredLease()) {
+          const { minIdleTimeMs } = this.subscription.options;
+          const isHeld = (id: string) => this.held.get(id) !== undefined || this.acks.unsent().has(id);
+          const read = await readWithClaim(this.rt.reader, this, room, this.rt.blockMs, minIdleTimeMs, isHeld);
+          failures = 0;
+          this.lastReadAt = Date.now();
+          takeRows(read.fresh, this.acceptRead);
+          for (const c of read.claimed) {
+            // Counted by the read already; like an XAUTOCLAIM'd entry it is checked to be still
+            // ours when it starts (taken over while it waited for a slot: not run), which sets the
+            // same count again.
+            const entry = new HeldEntry(c.id, c.fields, c.deliveries - 1, this);
+            entry.countOnStart = true;
+            this.accept(entry);
+          }
+          if (read.claimed.length > 0) reportClaimedByRead(this.rt, this, read.claimed.length);
           continue;
         }
         const reply = (await this.rt.reader.xreadgroup(
@@ -400,6 +431,7 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
         failures = 0;
         this.lastReadAt = Date.now();
         const entries = reply?.[0]?.[1];
+        mayCrossTrimGap = (entries?.length ?? 0) >= room;
         if (entries) takeRows(entries, this.acceptRead);
       } catch (err) {
         // Closing the reader is how stop() interrupts a blocking read; whatever it throws then
@@ -424,6 +456,11 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     const delay = Math.min(100 * 2 ** Math.min(failures - 1, 6), 5_000);
     this.rt.logger.error(SERVER_MESSAGES.readFailed(this.stream, this.group, explainAclError(err, this.rt.aclUser), delay));
     await sleep(delay);
+  }
+
+  private holdsExpiredLease(): boolean {
+    for (const entry of this.held.values()) if (entry.leaseExpired) return true;
+    return false;
   }
 
   /** An entry read for the first time (its delivery was counted by the read). */

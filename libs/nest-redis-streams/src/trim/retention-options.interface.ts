@@ -21,6 +21,14 @@ export interface StreamRetention extends TrimTarget {
    */
   safe?: boolean;
   /**
+   * Retention by acknowledgement, without `maxLen`/`minIdAgeMs`: a periodic run removes every
+   * entry all consumer groups have acknowledged and nothing else (`XTRIM … ACKED` on Redis 8.2+,
+   * the groups' floor elsewhere), so the stream stays small and nothing undelivered is trimmed.
+   * See `trimAcked`.
+   * @default false
+   */
+  acked?: boolean;
+  /**
    * Period of the safe trim (`safe: true`); with a plain `maxLen`, period of the check that warns
    * when a group's backlog (pending + lag) is larger than `maxLen`.
    * @default 10000

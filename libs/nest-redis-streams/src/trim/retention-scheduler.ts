@@ -23,14 +23,14 @@ export class RetentionScheduler {
   /** Starts the periodic work of `stream` the first time it is written; later calls are no-ops. */
   watch(stream: string, retention: StreamRetention | undefined): void {
     if (!retention || this.watched.has(stream)) return;
-    if (!retention.safe && retention.maxLen === undefined) return;
+    if (!retention.safe && !retention.acked && retention.maxLen === undefined) return;
     const intervalMs = retention.intervalMs ?? RETENTION_DEFAULTS.intervalMs;
     const timer = setInterval(() => void this.runGuarded(stream), intervalMs);
     // Retention must not keep a process alive that has nothing else to do.
     timer.unref();
     this.watched.set(stream, { retention, timer, running: null });
     // A backlog that is already too large is worth a warning now, not one interval later.
-    if (!retention.safe) void this.runGuarded(stream);
+    if (!retention.safe && !retention.acked) void this.runGuarded(stream);
   }
 
   /** Runs every watched stream's work now (waits for runs already going). */
@@ -58,12 +58,15 @@ export class RetentionScheduler {
 
   private async run(stream: string, retention: StreamRetention): Promise<void> {
     try {
-      if (retention.safe) await this.trimmer.trim(stream, retention);
+      if (retention.acked) await this.trimmer.trimAcked(stream);
+      else if (retention.safe) await this.trimmer.trim(stream, retention);
       else await this.trimmer.checkMaxLen(stream, retention.maxLen!);
     } catch (err) {
       const cause = (err as Error).message;
       this.logger.warn(
-        retention.safe ? TRIM_MESSAGES.trimFailed(stream, cause) : TRIM_MESSAGES.backlogCheckFailed(stream, cause),
+        retention.safe || retention.acked
+          ? TRIM_MESSAGES.trimFailed(stream, cause)
+          : TRIM_MESSAGES.backlogCheckFailed(stream, cause),
       );
     }
   }

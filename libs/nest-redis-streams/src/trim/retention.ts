@@ -8,7 +8,7 @@ import { TRIM_MESSAGES } from './trim.messages.js';
  * none for a safe one, which is trimmed periodically instead.
  */
 export function xaddTrimArgs(retention: StreamRetention | undefined, now = Date.now()): Array<string | number> {
-  if (!retention || retention.safe) return [];
+  if (!retention || retention.safe || retention.acked) return [];
   if (retention.maxLen !== undefined) return ['MAXLEN', '~', retention.maxLen];
   if (retention.minIdAgeMs !== undefined) return ['MINID', '~', streamIdForAge(retention.minIdAgeMs, now)];
   return [];
@@ -16,11 +16,15 @@ export function xaddTrimArgs(retention: StreamRetention | undefined, now = Date.
 
 /** Checks one retention: exactly one of maxLen/minIdAgeMs (XADD takes one), a positive interval. */
 export function assertRetention(retention: StreamRetention, where: string): void {
-  const { maxLen, minIdAgeMs, intervalMs, safe } = retention;
+  const { maxLen, minIdAgeMs, intervalMs, safe, acked } = retention;
+  if (acked !== undefined && acked !== false) {
+    if (acked !== true || maxLen !== undefined || minIdAgeMs !== undefined || safe !== undefined)
+      throw new InvalidOptionsError(TRIM_MESSAGES.badAckedRetention(where, retention));
+  }
   const okMaxLen = maxLen === undefined || (Number.isInteger(maxLen) && maxLen >= 0);
   const okAge = minIdAgeMs === undefined || (Number.isInteger(minIdAgeMs) && minIdAgeMs > 0);
   const okInterval = intervalMs === undefined || (Number.isInteger(intervalMs) && intervalMs > 0);
-  const oneTarget = (maxLen === undefined) !== (minIdAgeMs === undefined);
+  const oneTarget = acked === true || (maxLen === undefined) !== (minIdAgeMs === undefined);
   if (!okMaxLen || !okAge || !okInterval || !oneTarget || (safe !== undefined && typeof safe !== 'boolean')) {
     throw new InvalidOptionsError(TRIM_MESSAGES.badRetention(where, retention));
   }

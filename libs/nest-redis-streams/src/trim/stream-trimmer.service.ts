@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
+import { type AckedTrimResult, trimAcked } from './acked-retention.js';
 import { type GroupBacklog, groupsAtRisk, readGroupBacklogs } from './group-backlog.js';
 import type { TrimTarget } from './retention-options.interface.js';
 import { type TrimFeatures, detectTrimFeatures } from './trim-features.js';
@@ -25,6 +26,12 @@ export class StreamTrimmer {
   async trim(stream: string, target: TrimTarget): Promise<SafeTrimResult> {
     const redis = await this.redis();
     return trimSafely(redis, stream, target, { features: await this.detect(redis, stream) });
+  }
+
+  /** Removes what every group of `stream` acknowledged, nothing else (see `trimAcked`). */
+  async trimAcked(stream: string): Promise<AckedTrimResult> {
+    const redis = await this.redis();
+    return trimAcked(redis, stream, (await this.detect(redis, stream)).ackedOption);
   }
 
   /**

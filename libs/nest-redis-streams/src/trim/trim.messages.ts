@@ -12,6 +12,9 @@ export const TRIM_MESSAGES = {
   badRetention: (where: string, retention: unknown) =>
     `Option "${where}" must set exactly one of maxLen (an integer >= 0) or minIdAgeMs (an integer > 0), ` +
     `with optional safe (boolean) and intervalMs (a positive integer); got ${JSON.stringify(retention)}.`,
+  badAckedRetention: (where: string, retention: unknown) =>
+    `Option "${where}" with acked retention takes { acked: true } and an optional intervalMs only: it removes what ` +
+    `every group acknowledged, so maxLen, minIdAgeMs and safe do not apply; got ${JSON.stringify(retention)}.`,
   trimFailed: (stream: string, cause: string) =>
     `Periodic trim of stream "${stream}" failed (${cause}); it runs again at the next interval.`,
   backlogCheckFailed: (stream: string, cause: string) =>

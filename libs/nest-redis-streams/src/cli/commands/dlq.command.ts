@@ -27,7 +27,8 @@ are entries lost to trimming and cannot be re-driven. redrive re-adds the origin
 source stream for the group that parked them (a new id, a fresh delivery budget); with filters or
 --all it re-drives every matching record that has a payload. Every re-drive and discard is
 recorded in the audit stream.
-  --reason <r>   max-deliveries, non-retryable, undecodable, payload-trimmed, trimmed-undelivered
+  --reason <r>   max-deliveries, non-retryable, undecodable, undecodable-event-id, payload-trimmed,
+                 trimmed-undelivered
   --group <g>    the group that parked it
   --all          redrive: every record (tombstones are skipped and counted)
 

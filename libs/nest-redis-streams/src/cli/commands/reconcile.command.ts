@@ -1,3 +1,4 @@
+import { findDeadLetterStreams } from '../../database/reconcile/dead-letter-streams.js';
 import { reconcile, type ReconcileReport } from '../../database/reconcile/reconcile.js';
 import { DeadLetterService } from '../../recovery/dead-letter.service.js';
 import { stringOption } from '../cli-args.js';
@@ -36,7 +37,8 @@ proves nothing on its own: an ack before COMMIT also empties the PEL.
                         id (by its time), a duration ago (15m, 2h, 7d) or "now"
   --until <when>        window end, same forms (default now). Events added in the last moments
                         may still be on their way: --until 5m leaves them out.
-  Dead letters are read from <stream>:dlq, or --dead-letter-stream.
+  Dead letters are read from <stream>:dlq and, for a partitioned stream, from each partition's
+  (<stream>:{<stream>:N}:dlq, found by SCAN), or from --dead-letter-stream alone.
 
 ${COMMON_HELP}
 
@@ -76,8 +78,11 @@ Example: nest-redis-streams reconcile --database-url postgres://app@db:5432/shop
     const group = stringOption(parsed, 'group') as string;
     const handler = stringOption(parsed, 'handler') as string;
     const window = reconcileWindow(stringOption(parsed, 'since'), stringOption(parsed, 'until'));
-    const deadLetterStream =
-      stringOption(parsed, 'dead-letter-stream') ?? DeadLetterService.streamFor(stream, parsed.values.cluster === true);
+    const explicit = stringOption(parsed, 'dead-letter-stream');
+    const deadLetterStreams = explicit
+      ? [explicit]
+      : await findDeadLetterStreams(ctx.redis, stream, parsed.values.cluster === true);
+    const deadLetterStream = deadLetterStreams[0];
     const database = await openDatabase(url);
     let report: ReconcileReport;
     try {
@@ -85,14 +90,22 @@ Example: nest-redis-streams reconcile --database-url postgres://app@db:5432/shop
         ...window,
         source: { outboxStream: stream },
         target: { group, handler },
-        deadLetters: { service: new DeadLetterService(ctx.redis), stream: deadLetterStream },
+        deadLetters: { service: new DeadLetterService(ctx.redis), stream: deadLetterStreams },
       });
     } catch (err) {
       throw explainQueryError(err, database.where);
     } finally {
       await database.close();
     }
-    const scope = { stream, group, handler, from: window.from.toISOString(), to: window.to.toISOString(), deadLetterStream };
+    const scope = {
+      stream,
+      group,
+      handler,
+      from: window.from.toISOString(),
+      to: window.to.toISOString(),
+      deadLetterStream,
+      deadLetterStreams,
+    };
     if (ctx.json) ctx.printJson({ ...scope, ...report });
     else printReport(ctx, scope, report);
     const failures = failureLines(report);
@@ -106,13 +119,17 @@ Example: nest-redis-streams reconcile --database-url postgres://app@db:5432/shop
 
 function printReport(
   ctx: CliContext,
-  scope: { stream: string; group: string; handler: string; from: string; to: string; deadLetterStream: string },
+  scope: { stream: string; group: string; handler: string; from: string; to: string; deadLetterStreams: string[] },
   r: ReconcileReport,
 ): void {
   ctx.print(
     `outbox stream "${printable(scope.stream)}" -> inbox of group "${printable(scope.group)}", handler "${printable(scope.handler)}"`,
   );
-  ctx.print(`window ${scope.from} to ${scope.to}; dead letters from ${printable(scope.deadLetterStream)}`);
+  const [own, ...partitions] = scope.deadLetterStreams;
+  const more = partitions.length
+    ? ` and ${partitions.length} partition dead-letter stream${partitions.length > 1 ? 's' : ''}`
+    : '';
+  ctx.print(`window ${scope.from} to ${scope.to}; dead letters from ${printable(own)}${more}`);
   ctx.print(
     `expected ${r.expected}, applied once ${r.appliedOnce}, missing ${r.missing.length}, duplicated ${r.duplicated.length}, dead-lettered ${r.deadLettered.length}`,
   );

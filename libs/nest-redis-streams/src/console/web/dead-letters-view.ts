@@ -22,7 +22,7 @@ interface Tally {
 }
 
 const TOMBSTONES = ['payload-trimmed', 'trimmed-undelivered'];
-const REASONS = ['', 'max-deliveries', 'non-retryable', 'undecodable', ...TOMBSTONES];
+const REASONS = ['', 'max-deliveries', 'non-retryable', 'undecodable', 'undecodable-event-id', ...TOMBSTONES];
 
 /** A stream's dead letters: filter, re-drive (one, filtered, all), discard; tombstones as losses. */
 export async function deadLettersView(params: URLSearchParams, rerender: () => Promise<void>): Promise<HTMLElement> {

@@ -1,5 +1,8 @@
 import type { RedisStreamsContext } from '../../context/redis-streams.context.js';
 import { InvalidOptionsError } from '../../errors/invalid-options.error.js';
+import { NonRetryableError } from '../../errors/non-retryable.error.js';
+import { partitionOfKey } from '../../operations/ownership.js';
+import { pgTextProblem } from '../pg-text.js';
 import { deleteInBatches } from '../delete-in-batches.js';
 import type { SqlDatabase } from '../sql-database.interface.js';
 
@@ -15,7 +18,8 @@ export type InboxOutcome<T> =
 
 /**
  * A transactional inbox: runs a handler's database effect at most once per business event,
- * stream, group and handler, in the same transaction that records the event in `nrs_inbox`.
+ * stream, group and handler (the partitions of a partitioned stream count as one stream: rows
+ * are keyed on the logical stream, `orders` for `orders:{orders:3}`), in the same transaction that records the event in `nrs_inbox`.
  *
  * ```ts
  * const outcome = await inbox.run(ctx, 'payments.charge', async (tx) => {
@@ -54,12 +58,31 @@ export class Inbox<Tx> {
         `Inbox handler name ${JSON.stringify(handler)} is not a non-empty string: name the effect (e.g. 'payments.charge') and keep the name across deploys.`,
       );
     }
-    const rows = await this.db
-      .executor(tx)
-      .query(
-        'INSERT INTO nrs_inbox (stream, group_name, handler, event_id, entry_id) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING 1 AS inserted',
-        [delivery.getStream(), delivery.getGroup(), handler, inboxEventId(delivery), delivery.getEntryId()],
+    const stream = delivery.getStream();
+    const eventId = inboxEventId(delivery);
+    const problem = pgTextProblem(eventId);
+    if (problem) {
+      // Checked before any statement, so the handler's transaction is not aborted; no retry can
+      // store it, so the entry is dead-lettered at once with this reason.
+      throw new NonRetryableError(
+        `The event id ${JSON.stringify(eventId)} of entry ${delivery.getEntryId()} in stream "${stream}" ${problem}, so the inbox cannot record it: the producer must send ids of plain UTF-8 text.`,
       );
+    }
+    // Partitions of one logical stream share one identity: an event re-published into another
+    // partition (an unkeyed one before its partition followed from its event id) is the same event.
+    const logical = partitionOfKey(stream)?.stream ?? stream;
+    const params = [logical, delivery.getGroup(), handler, eventId, delivery.getEntryId()];
+    const rows = await this.db.executor(tx).query(
+      logical === stream
+        ? 'INSERT INTO nrs_inbox (stream, group_name, handler, event_id, entry_id) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING 1 AS inserted'
+        : // Rows written before partitions shared a key are under the partition's own key; they are
+          // never written again, so checking them without a lock is safe.
+          `INSERT INTO nrs_inbox (stream, group_name, handler, event_id, entry_id)
+             SELECT $1, $2, $3, $4, $5 WHERE NOT EXISTS
+               (SELECT 1 FROM nrs_inbox WHERE stream = $6 AND group_name = $2 AND handler = $3 AND event_id = $4)
+             ON CONFLICT DO NOTHING RETURNING 1 AS inserted`,
+      logical === stream ? params : [...params, stream],
+    );
     return rows.length === 1;
   }
 

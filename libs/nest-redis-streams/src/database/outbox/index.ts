@@ -3,3 +3,6 @@ export * from './outbox-relay.js';
 export * from './outbox-relay-options.interface.js';
 export * from './outbox.metrics.js';
 export * from './outbox.health.js';
+export * from './errors/index.js';
+export { isPermanentPublishError } from './permanent-publish-error.js';
+export type { OutboxBacklog } from './outbox-round.js';

@@ -18,7 +18,8 @@ export interface OutboxRelayOptions {
   listen?: boolean;
   /**
    * First retry delay of an event whose publish failed; doubles per attempt up to `maxRetryDelayMs`.
-   * The event is never dropped: later events of its partition key wait behind it.
+   * The event is never dropped: later events of its partition key wait behind it (the other keys
+   * go on). A failure no retry can fix (`isPermanentPublishError`) parks the event instead.
    * @default 500
    */
   retryDelayMs?: number;

@@ -3,7 +3,17 @@ import { lastValueFrom, type Observable } from 'rxjs';
 import { StreamRecord } from '../../client/stream-record.js';
 import type { SqlDatabase, Unlisten } from '../sql-database.interface.js';
 import { OUTBOX_CHANNEL, OUTBOX_RELAY_DEFAULTS, type OutboxRelayOptions } from './outbox-relay-options.interface.js';
-import { lockBatch, markFailed, markSent, type OutboxRow, publishableRuns, readBacklog } from './outbox-round.js';
+import {
+  lockBatch,
+  markFailed,
+  markParked,
+  markSent,
+  type OutboxBacklog,
+  type OutboxRow,
+  publishableRuns,
+  readBacklog,
+} from './outbox-round.js';
+import { isPermanentPublishError } from './permanent-publish-error.js';
 
 /** What the relay needs of `RedisStreamsClient`. */
 export interface OutboxPublisher {
@@ -15,8 +25,13 @@ export interface RelayRoundResult {
   /** Rows locked by this round. */
   locked: number;
   published: number;
-  /** Publishes that failed; those rows retry after a back-off. */
+  /** Publishes that failed and may succeed later; those rows retry after a back-off. */
   failed: number;
+  /**
+   * Publishes that failed for good (`isPermanentPublishError`): those rows are parked until an
+   * operator re-publishes or discards them, and later events of their key wait behind them.
+   */
+  parked: number;
   /** Rows held back behind an earlier unsent event of their partition key. */
   deferred: number;
 }
@@ -25,6 +40,8 @@ export interface RelayRoundResult {
 export interface OutboxRelayObserver {
   published(lagMs: number): void;
   failed(): void;
+  /** An event was parked (its publish failed for good). */
+  parked?(): void;
 }
 
 /** The relay's own view of itself, for the health indicator. */
@@ -44,7 +61,12 @@ export interface OutboxRelayStatus {
  * then marks them sent. A Nest provider: it starts on application bootstrap and stops before
  * shutdown. Several replicas run safely together (`FOR UPDATE SKIP LOCKED`, and a key's event
  * waits for every earlier event of its key). A crash between XADD and marking sent publishes
- * the event again, with the same event id: consumers' inboxes make that harmless.
+ * the event again, with the same event id (and so into the same partition): on Redis 8.6+ the
+ * stream drops the copy (XADD IDMP, client option `idempotentWrites`); elsewhere consumers'
+ * inboxes make it harmless. A publish that can never succeed (over `maxPayloadBytes`, WRONGTYPE,
+ * NOPERM) parks its event in the table with the error instead of retrying it; later events of its
+ * key wait behind it (per-key order) until `outbox.republishParked` or `outbox.discardParked`,
+ * while every other key goes on.
  *
  * ```ts
  * { provide: OutboxRelay, inject: [RedisStreamsClient],
@@ -112,8 +134,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     };
   }
 
-  /** Unsent events and the age of the oldest one. */
-  backlog(): Promise<{ backlog: number; oldestAgeMs: number }> {
+  /** Unsent events, the age of the oldest one, and the parked ones. */
+  backlog(): Promise<OutboxBacklog> {
     return this.db.transaction((tx) => readBacklog(this.db.executor(tx)));
   }
 
@@ -122,10 +144,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     return this.db.transaction(async (tx) => {
       const sql = this.db.executor(tx);
       const rows = await lockBatch(sql, this.options.batchSize);
-      if (!rows.length) return { locked: 0, published: 0, failed: 0, deferred: 0 };
+      if (!rows.length) return { locked: 0, published: 0, failed: 0, parked: 0, deferred: 0 };
       const { runs, deferred } = await publishableRuns(sql, rows);
       const sent: Array<{ seq: string; entryId: string }> = [];
-      const failures: Array<{ row: OutboxRow; error: string }> = [];
+      const failures: Array<{ row: OutboxRow; error: string; permanent: boolean }> = [];
       // Keys in parallel (their XADDs share pipelines), each key's events one after another, so a
       // failed event stops its key instead of letting a later one overtake it.
       await Promise.all(
@@ -138,22 +160,35 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
               });
               for (const o of this.observers) o.published(Date.now() - new Date(row.created_at).getTime());
             } catch (err) {
-              failures.push({ row, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
-              for (const o of this.observers) o.failed();
+              const permanent = isPermanentPublishError(err);
+              failures.push({ row, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err), permanent });
+              if (!permanent) for (const o of this.observers) o.failed();
               return;
             }
           }
         }),
       );
       await markSent(sql, sent);
-      for (const { row, error } of failures) {
+      let parked = 0;
+      for (const { row, error, permanent } of failures) {
+        if (permanent) {
+          parked += 1;
+          this.logger.error(
+            `Outbox event "${row.event_id}" for "${row.stream}" can never be published as it is (${error}); parked it` +
+              (row.partition_key === null ? '' : `, and later events of key "${row.partition_key}" wait behind it`) +
+              '. Fix the cause, then outbox.republishParked([id]), or outbox.discardParked([id]).',
+          );
+          for (const o of this.observers) o.parked?.();
+          await markParked(sql, row.seq, error);
+          continue;
+        }
         const delay = Math.min(this.options.maxRetryDelayMs, this.options.retryDelayMs * 2 ** Math.min(row.attempts, 30));
         this.logger.warn(
           `Publishing outbox event "${row.event_id}" to "${row.stream}" failed (${error}); retrying in ${delay} ms.`,
         );
         await markFailed(sql, row.seq, delay, error);
       }
-      return { locked: rows.length, published: sent.length, failed: failures.length, deferred };
+      return { locked: rows.length, published: sent.length, failed: failures.length - parked, parked, deferred };
     });
   }
 

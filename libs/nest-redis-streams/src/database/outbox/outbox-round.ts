@@ -14,16 +14,26 @@ export interface OutboxRow {
 
 /**
  * Locks the next due unsent rows, skipping rows other relays hold (several replicas each take
- * their own batch).
+ * their own batch). A key whose earliest unsent event is waiting for a retry or is parked holds
+ * back only its own later rows: they are left out here, so however many of them there are they
+ * never fill the batch and starve other keys (rows that ever failed are few, hence the CTE over
+ * `nrs_outbox_retrying`).
  */
 export function lockBatch(sql: SqlExecutor, batchSize: number): Promise<OutboxRow[]> {
   return sql.query<OutboxRow>(
-    `SELECT seq::text AS seq, event_id, stream, payload, headers, partition_key, attempts, created_at
-       FROM nrs_outbox
-      WHERE sent_at IS NULL AND next_attempt_at <= now()
-      ORDER BY nrs_outbox.seq
+    `WITH held AS (
+       SELECT partition_key, min(seq) AS seq FROM nrs_outbox
+        WHERE sent_at IS NULL AND attempts > 0 AND partition_key IS NOT NULL
+          AND (parked_at IS NOT NULL OR next_attempt_at > now())
+        GROUP BY partition_key
+     )
+     SELECT o.seq::text AS seq, o.event_id, o.stream, o.payload, o.headers, o.partition_key, o.attempts, o.created_at
+       FROM nrs_outbox o
+      WHERE o.sent_at IS NULL AND o.parked_at IS NULL AND o.next_attempt_at <= now()
+        AND NOT EXISTS (SELECT 1 FROM held h WHERE h.partition_key = o.partition_key AND h.seq < o.seq)
+      ORDER BY o.seq
       LIMIT $1
-        FOR UPDATE SKIP LOCKED`,
+        FOR UPDATE OF o SKIP LOCKED`,
     [batchSize],
   );
 }
@@ -83,12 +93,44 @@ export async function markFailed(sql: SqlExecutor, seq: string, delayMs: number,
   );
 }
 
-/** Unsent events and the age of the oldest, for metrics and health. */
-export async function readBacklog(sql: SqlExecutor): Promise<{ backlog: number; oldestAgeMs: number }> {
+/**
+ * Parks a row whose publish failed for good (see `isPermanentPublishError`): the relay leaves it,
+ * and the later rows of its key, until an operator re-publishes or discards it.
+ */
+export async function markParked(sql: SqlExecutor, seq: string, error: string): Promise<void> {
+  await sql.query(`UPDATE nrs_outbox SET attempts = attempts + 1, parked_at = now(), last_error = $2 WHERE seq = $1::bigint`, [
+    seq,
+    error.slice(0, 2000),
+  ]);
+}
+
+/** What the outbox table holds that is not published yet, for metrics and health. */
+export interface OutboxBacklog {
+  /** Unsent events the relay will publish (parked ones not counted). */
+  backlog: number;
+  /** Age of the oldest of those (0 when none waits). */
+  oldestAgeMs: number;
+  /** Parked events: they wait for an operator (`outbox.republishParked` / `discardParked`). */
+  parked: number;
+  /** Parked events per stream (the pattern given to `outbox.add`). */
+  parkedByStream: Array<{ stream: string; parked: number }>;
+}
+
+/** Unsent events, the age of the oldest, and the parked ones, for metrics and health. */
+export async function readBacklog(sql: SqlExecutor): Promise<OutboxBacklog> {
   const [row] = await sql.query<{ backlog: number; oldest_age_ms: number | null }>(
     `SELECT count(*)::int AS backlog,
             (extract(epoch FROM now() - min(created_at)) * 1000)::float8 AS oldest_age_ms
-       FROM nrs_outbox WHERE sent_at IS NULL`,
+       FROM nrs_outbox WHERE sent_at IS NULL AND parked_at IS NULL`,
   );
-  return { backlog: row.backlog, oldestAgeMs: Math.max(0, row.oldest_age_ms ?? 0) };
+  const parkedByStream = await sql.query<{ stream: string; parked: number }>(
+    `SELECT stream, count(*)::int AS parked FROM nrs_outbox
+      WHERE parked_at IS NOT NULL AND sent_at IS NULL GROUP BY stream ORDER BY stream`,
+  );
+  return {
+    backlog: row.backlog,
+    oldestAgeMs: Math.max(0, row.oldest_age_ms ?? 0),
+    parked: parkedByStream.reduce((sum, s) => sum + s.parked, 0),
+    parkedByStream,
+  };
 }

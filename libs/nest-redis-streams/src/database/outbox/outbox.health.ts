@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { type HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import type { OutboxRelay } from './outbox-relay.js';
+import type { OutboxBacklog } from './outbox-round.js';
 
 /** Thresholds of `OutboxHealthIndicator.isHealthy`. */
 export interface OutboxHealthOptions {
@@ -13,6 +14,11 @@ export interface OutboxHealthOptions {
    * Down when the backlog is larger (unset: no limit).
    */
   maxBacklog?: number;
+  /**
+   * Down when more events are parked (unset: parked events are reported in the data, and alerted
+   * on by `RedisStreamsOutboxEventsParked`, without making the service unhealthy).
+   */
+  maxParked?: number;
   /**
    * Down when no round finished for this long (the database unreachable, the relay stuck).
    * @default 5 × the relay's pollIntervalMs, at least 10000
@@ -34,13 +40,20 @@ export class OutboxHealthIndicator {
     const maxRoundAgeMs = options.maxRoundAgeMs ?? Math.max(10_000, 5 * status.pollIntervalMs);
     const maxOldestAgeMs = options.maxOldestAgeMs ?? 60_000;
     const roundAgeMs = status.lastRoundAt ? Date.now() - status.lastRoundAt : null;
-    let figures: { backlog: number; oldestAgeMs: number };
+    let figures: OutboxBacklog;
     try {
       figures = await relay.backlog();
     } catch (err) {
       return session.down({ reason: `The outbox table could not be read: ${(err as Error).message}` });
     }
-    const data = { ...figures, roundAgeMs, listening: status.listening, lastError: status.lastError };
+    const data = {
+      backlog: figures.backlog,
+      oldestAgeMs: figures.oldestAgeMs,
+      parked: figures.parked,
+      roundAgeMs,
+      listening: status.listening,
+      lastError: status.lastError,
+    };
     const reasons: string[] = [];
     if (!status.running) reasons.push('The outbox relay is not running (not started, or closed).');
     if (roundAgeMs === null || roundAgeMs > maxRoundAgeMs) {
@@ -55,6 +68,9 @@ export class OutboxHealthIndicator {
     }
     if (options.maxBacklog !== undefined && figures.backlog > options.maxBacklog) {
       reasons.push(`The outbox backlog is ${figures.backlog}, above maxBacklog ${options.maxBacklog}.`);
+    }
+    if (options.maxParked !== undefined && figures.parked > options.maxParked) {
+      reasons.push(`${figures.parked} outbox events are parked, above maxParked ${options.maxParked}: see outbox.listParked().`);
     }
     return reasons.length ? session.down({ ...data, reason: reasons.join(' ') }) : session.up(data);
   }

@@ -1,1 +1,2 @@
 export * from './reconcile.js';
+export { deadLetterStreamsOf, findDeadLetterStreams } from './dead-letter-streams.js';

@@ -11,7 +11,7 @@ export type ReconcileSource =
 
 /** Where the effects are. */
 export type ReconcileTarget =
-  /** Inbox rows of a group and handler (any stream, or one). */
+  /** Inbox rows of a group and handler (any stream, or one: a partitioned stream's rows are under its logical name). */
   | { group: string; handler: string; stream?: string }
   /** Your own query over the effect table; `$1` is the array of event ids; one `event_id` row per effect. */
   | { query: string; group?: string };
@@ -23,8 +23,12 @@ export interface ReconcileOptions {
   /** Window of the source's events: from (inclusive) to (exclusive). */
   from: Date;
   to: Date;
-  /** Dead-letter stream to read, so parked events count as dead-lettered rather than missing. */
-  deadLetters?: { service: Pick<DeadLetterService, 'list'>; stream: string };
+  /**
+   * Dead-letter streams to read, so parked events count as dead-lettered rather than missing. A
+   * partitioned stream's consumers park entries in each partition's own dead-letter stream: pass
+   * them all, `deadLetterStreamsOf('orders', 8)`.
+   */
+  deadLetters?: { service: Pick<DeadLetterService, 'list'>; stream: string | readonly string[] };
 }
 
 /** What `reconcile` found. */
@@ -89,14 +93,16 @@ async function deadLetteredIds(
   group: string | undefined,
 ): Promise<Set<string>> {
   const ids = new Set<string>();
-  let after: string | null | undefined;
-  do {
-    const page = await source.service.list(source.stream, { after: after ?? undefined, count: 500 });
-    for (const letter of page.items) {
-      const eventId = letter.fields.event_id;
-      if (eventId && (group === undefined || letter.group === group)) ids.add(eventId);
-    }
-    after = page.next;
-  } while (after);
+  for (const stream of typeof source.stream === 'string' ? [source.stream] : source.stream) {
+    let after: string | null | undefined;
+    do {
+      const page = await source.service.list(stream, { after: after ?? undefined, count: 500 });
+      for (const letter of page.items) {
+        const eventId = letter.fields.event_id;
+        if (eventId && (group === undefined || letter.group === group)) ids.add(eventId);
+      }
+      after = page.next;
+    } while (after);
+  }
   return ids;
 }

@@ -11,7 +11,10 @@
  *         again when there is none to read
  * ARGV[1] group, ARGV[2] consumer (named in the tombstone), ARGV[3] now (ms), ARGV[4..12] the
  *         tombstone's field names (reason, stream, id, group, consumer, deliveries, time,
- *         lost count, error: `trimAuditFieldArgs`), ARGV[13] its reason value
+ *         lost count, error: `trimAuditFieldArgs`), ARGV[13] its reason value, ARGV[14] '1'
+ *         before a read: return 0 at once, writing nothing, unless the whole stream lies ahead
+ *         of the group's last-delivered-id (the only state in which a loss can be counted on
+ *         every server)
  * Returns { newly lost count, tombstone id }, or 0 when nothing new was lost or the round
  * cannot count.
  *
@@ -20,6 +23,15 @@
  * last figure is only cheap when the group is caught up (0) or the whole stream lies ahead of it
  * (length); otherwise the audit waits for a later round. The hash remembers what was reported,
  * so several consumers and restarts write one tombstone per loss.
+ *
+ * How long the evidence lasts depends on the server. Redis 7.0 counts entries-read per entry
+ * delivered, so the gap stays in it after the group read past the trimmed range. Redis 7.2+, 8.x
+ * and Valkey set entries-read to the entry's position when a group reads from behind the
+ * stream's first entry: the gap is forgotten, and lost is 0 from then on. There, a loss is
+ * countable only while the stream lies wholly ahead of the group, so the consumer runs this
+ * before a read that may cross the gap (ARGV[14], `auditTrimLossBeforeRead`). After such a read
+ * lost drops back to 0, which the "lower than reported" branch takes as the new base, so the
+ * next gap is counted from there.
  */
 export const AUDIT_TRIM_LOSS = `
 local function field(list, name)
@@ -40,6 +52,11 @@ for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do
 end
 if not group or not field(group, 'entries-read') then return 0 end
 local read = tonumber(field(group, 'entries-read'))
+local delivered = field(group, 'last-delivered-id')
+local length = tonumber(field(info, 'length'))
+local caughtUp = length == 0 or cmp(delivered, field(info, 'last-generated-id')) >= 0
+local behind = not caughtUp and cmp(field(info, 'recorded-first-entry-id'), delivered) > 0
+if ARGV[14] == '1' and not behind then return 0 end
 local readKey, rebaseKey = ARGV[1] .. ':read', ARGV[1] .. ':rebase'
 local remembered = redis.call('HGET', KEYS[3], readKey)
 -- First round under this hash for a group the old hash knows: its losses were reported there
@@ -61,11 +78,9 @@ if runId and lastRun ~= runId then
   redis.call('HSET', KEYS[3], runKey, runId)
 end
 redis.call('HSET', KEYS[3], readKey, read)
-local delivered = field(group, 'last-delivered-id')
-local length = tonumber(field(info, 'length'))
 local ahead
-if length == 0 or cmp(delivered, field(info, 'last-generated-id')) >= 0 then ahead = 0
-elseif cmp(field(info, 'recorded-first-entry-id'), delivered) > 0 then ahead = length
+if caughtUp then ahead = 0
+elseif behind then ahead = length
 else return 0 end
 local lost = tonumber(field(info, 'entries-added')) - read - ahead
 if redis.call('HGET', KEYS[3], rebaseKey) then

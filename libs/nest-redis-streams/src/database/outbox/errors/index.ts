@@ -1,0 +1,2 @@
+export * from './outbox-event-refused.error.js';
+export * from './duplicate-outbox-event.error.js';

@@ -1,0 +1,92 @@
+import type { Redis } from 'ioredis';
+import { readWithClaim } from '../../libs/nest-redis-streams/src/recovery/claim-read.js';
+import { redisClient, testContext, unique, waitFor } from '../support/helpers.js';
+import { capabilitiesOf } from './capabilities-of.js';
+
+jest.setTimeout(30_000);
+
+// XREADGROUP … CLAIM (Redis 8.4+) as a reclaim path, and the pitfalls it has: asserted where the
+// server offers it; elsewhere the read is refused and the XAUTOCLAIM path stays the only one.
+describe('XREADGROUP CLAIM reads (readWithClaim)', () => {
+  const { redis, closers } = testContext();
+  const has = capabilitiesOf(redis);
+
+  /** `count` entries delivered to a consumer that then died, left idle past `idleMs`, and `fresh` new ones. */
+  async function deadConsumerStream(count: number, fresh: number, idleMs: number) {
+    const stream = unique('claim-read');
+    await redis.xgroup('CREATE', stream, 'g', '0', 'MKSTREAM');
+    for (let i = 0; i < count; i++) await redis.xadd(stream, '*', 'n', String(i));
+    await redis.xreadgroup('GROUP', 'g', 'dead', 'COUNT', count, 'STREAMS', stream, '>');
+    for (let i = 0; i < fresh; i++) await redis.xadd(stream, '*', 'n', `new-${i}`);
+    await waitFor(async () => {
+      const rows = (await redis.xpending(stream, 'g', '-', '+', count)) as Array<[string, string, number, number]>;
+      return rows.every(([, , idle]) => idle >= idleMs);
+    }, 'the dead consumer idle past min-idle');
+    return stream;
+  }
+  /** Where CLAIM is absent the read is refused (the consumer then keeps the XAUTOCLAIM path alone). */
+  const refusedHere = (stream: string) =>
+    expect(readWithClaim(redis, { stream, group: 'g', consumer: 'c' }, 1, null, 0, () => false)).rejects.toThrow(/syntax error/i);
+  const deliveriesOf = async (stream: string) =>
+    Object.fromEntries(
+      ((await redis.xpending(stream, 'g', '-', '+', 100)) as Array<[string, string, number, number]>).map(([id, , , n]) => [
+        id,
+        n,
+      ]),
+    );
+
+  it('takes over idle entries and reads new ones in one command, counting deliveries as Redis does', async () => {
+    const stream = await deadConsumerStream(2, 1, 50);
+    const read = () => readWithClaim(redis, { stream, group: 'g', consumer: 'c2' }, 10, null, 50, () => false);
+    if (!has().claim) return expect(read()).rejects.toThrow(/syntax error/i);
+    const result = await read();
+    expect(result.fresh).toHaveLength(1);
+    expect(result.claimed).toHaveLength(2);
+    // The reported count is the count before this delivery: the result counts this one, as XPENDING does.
+    const counts = await deliveriesOf(stream);
+    for (const entry of result.claimed) expect(entry.deliveries).toBe(counts[entry.id]);
+    expect(counts[result.fresh[0][0]]).toBe(1);
+  });
+
+  it("never hands this process's own in-flight entries back as new work", async () => {
+    const stream = await deadConsumerStream(0, 2, 0);
+    if (!has().claim) return refusedHere(stream);
+    const first = await readWithClaim(redis, { stream, group: 'g', consumer: 'c1' }, 10, null, 50, () => false);
+    const held = new Set(first.fresh.map(([id]) => id));
+    expect(held.size).toBe(2);
+    // Still running here, idle past min-idle (its lease was not renewed in time): Redis delivers it again to c1.
+    await waitFor(async () => {
+      const rows = (await redis.xpending(stream, 'g', '-', '+', 10)) as Array<[string, string, number, number]>;
+      return rows.every(([, , idle]) => idle >= 50);
+    }, 'the entries idle');
+    const again = await readWithClaim(redis, { stream, group: 'g', consumer: 'c1' }, 10, null, 50, (id) => held.has(id));
+    expect(again).toEqual({ fresh: [], claimed: [], alreadyHeld: [...held] });
+  });
+
+  it('skips a pending entry whose payload was trimmed, leaving it in the PEL: the XAUTOCLAIM sweep must stay', async () => {
+    const stream = await deadConsumerStream(2, 0, 50);
+    if (!has().claim) return refusedHere(stream);
+    const [[trimmed], [kept]] = await redis.xrange(stream, '-', '+');
+    await redis.xtrim(stream, 'MINID', kept);
+    const result = await readWithClaim(redis, { stream, group: 'g', consumer: 'c2' }, 10, null, 50, () => false);
+    expect(result.claimed.map((e) => e.id)).toEqual([kept]);
+    expect(Object.keys(await deliveriesOf(stream))).toContain(trimmed);
+    const [, , deleted] = (await redis.xautoclaim(stream, 'g', 'c2', 0, '0-0', 'COUNT', 10, 'JUSTID')) as [
+      string,
+      string[],
+      string[],
+    ];
+    expect(deleted).toEqual([trimmed]);
+  });
+
+  it('wakes a blocked read once the oldest pending entry becomes claimable (before BLOCK runs out)', async () => {
+    const stream = await deadConsumerStream(1, 0, 0);
+    if (!has().claim) return refusedHere(stream);
+    const reader: Redis = redisClient();
+    closers.push(() => reader.quit());
+    // BLOCK 60 s, jest timeout 30 s: only a wake-up at claimable time can pass.
+    const result = await readWithClaim(reader, { stream, group: 'g', consumer: 'c2' }, 10, 60_000, 500, () => false);
+    expect(result.claimed).toHaveLength(1);
+    expect(result.claimed[0].idleMs).toBeGreaterThanOrEqual(500);
+  });
+});
