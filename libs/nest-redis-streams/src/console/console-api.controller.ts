@@ -22,7 +22,9 @@ import type { RedisStreamsConsoleOptions } from './console-options.interface.js'
 import { ConsoleSession, ConsoleWrite } from './console-write.decorator.js';
 import { CONSOLE_DEFAULTS, CONSOLE_MESSAGES, CONSOLE_OPERATIONS, CONSOLE_OPTIONS } from './console.constants.js';
 import { CsrfToken } from './csrf-token.js';
-import { OverviewCache } from './overview-cache.js';
+import { ConsoleConnection } from './console-connection.js';
+import { GroupHistory, HISTORY_DEFAULTS } from './group-history.js';
+import { SharedRead } from './overview-cache.js';
 import { Post } from './post.decorator.js';
 import { RequestSignal } from './request-signal.decorator.js';
 
@@ -35,17 +37,29 @@ import { RequestSignal } from './request-signal.decorator.js';
 @UseGuards(ConsoleAccessGuard)
 @UseInterceptors(ConsoleHeadersInterceptor)
 export class ConsoleApiController {
-  private readonly overviewCache: OverviewCache;
+  private readonly overviewCache: SharedRead<Awaited<ReturnType<StreamOperations['overview']>>>;
+  private readonly history: GroupHistory;
+  private readonly historyCache: SharedRead<Awaited<ReturnType<GroupHistory['read']>>>;
 
   constructor(
     @Inject(CONSOLE_OPERATIONS) private readonly ops: StreamOperations,
     @Inject(CONSOLE_OPTIONS) private readonly options: RedisStreamsConsoleOptions,
     private readonly csrf: CsrfToken,
+    connection: ConsoleConnection,
   ) {
-    this.overviewCache = new OverviewCache(
-      () => ops.overview(),
+    const sampleMs = options.historySampleMs ?? HISTORY_DEFAULTS.sampleMs;
+    this.history = new GroupHistory(connection.redis, `${ops.audit.stream}:history`, sampleMs);
+    this.overviewCache = new SharedRead(
+      async () => {
+        const rows = await ops.overview();
+        // The charts' history: a sample per period, taken while someone watches. A failed sample
+        // (e.g. an ACL without XADD on the key) leaves a gap in the charts, not the overview.
+        void this.history.sample(rows).catch(() => undefined);
+        return rows;
+      },
       Math.max(250, (options.refreshMs ?? CONSOLE_DEFAULTS.refreshMs) / 2),
     );
+    this.historyCache = new SharedRead(() => this.history.read(), Math.min(sampleMs, 5_000));
   }
 
   /**
@@ -77,6 +91,15 @@ export class ConsoleApiController {
   @Get('capabilities')
   capabilities() {
     return answer(() => this.ops.capabilities());
+  }
+
+  /** Every group's figures over the last samples (about an hour), oldest first, for the charts. */
+  @Get('history')
+  groupHistory() {
+    return answer(async () => ({
+      sampleMs: this.options.historySampleMs ?? HISTORY_DEFAULTS.sampleMs,
+      groups: await this.historyCache.get(),
+    }));
   }
 
   @Get('pending')

@@ -46,6 +46,14 @@ tr.problem td:first-child { box-shadow: inset 3px 0 0 var(--bad); }
 .figures b { font-size: 18px; font-variant-numeric: tabular-nums; }
 .figures span { color: var(--muted); font-size: 12px; }
 .error-text { color: var(--bad); }
+svg.spark polyline, svg.chart polyline { stroke-width: 1.5; }
+svg .pending { stroke: var(--accent); fill: var(--accent); }
+svg .lag { stroke: var(--warn); fill: var(--warn); }
+svg .dead { stroke: var(--bad); fill: var(--bad); }
+svg polyline { fill: none; }
+svg.chart text { font-size: 11px; fill: var(--muted); }
+svg.chart text.legend { stroke: none; }
+svg .axis { stroke: var(--line); }
 details summary { cursor: pointer; color: var(--accent); }
 .pager { margin-top: 8px; display: flex; gap: 8px; }
 `;

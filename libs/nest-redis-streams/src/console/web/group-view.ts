@@ -1,4 +1,5 @@
 import { canWrite, get, loadSession, post } from './api.js';
+import { type Series, chart } from './charts.js';
 import { duration, h, ident, jsonTree, table, when } from './dom.js';
 import { type Stream, badges } from './overview-view.js';
 import { act, notify } from './notice.js';
@@ -118,8 +119,9 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
     to: params.get('to') ?? undefined,
     count: '25',
   };
-  const [overview, consumers, pel, ownership] = await Promise.all([
+  const [overview, history, consumers, pel, ownership] = await Promise.all([
     get<Stream[]>('overview'),
+    get<{ groups: Series[] }>('history').catch(() => ({ groups: [] as Series[] })),
     get<Consumer[]>('consumers', { stream, group }),
     get<{ items: Pending[]; next: string | null }>('pending', query),
     ownershipCard(stream, group),
@@ -220,6 +222,7 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
       { class: 'card' },
       h('h2', {}, `${stream} / ${group}`),
       groupFigures(overview, stream, group),
+      chart(history.groups.find((g) => g.stream === stream && g.group === group)),
       h('h3', {}, 'Consumers'),
       table(['consumer', 'pending', 'idle', 'state', 'holds', ''], consumerRows, [1, 2]),
     ),

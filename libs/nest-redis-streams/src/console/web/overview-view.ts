@@ -1,4 +1,5 @@
 import { get } from './api.js';
+import { type Series, sparkline } from './charts.js';
 import { duration, h, route, table } from './dom.js';
 
 export interface Group {
@@ -63,7 +64,13 @@ export function problemsFirst(streams: Stream[]): Stream[] {
 
 /** Every stream and group with its figures and badges; groups that need a look first, highlighted. */
 export async function overviewView(): Promise<HTMLElement> {
-  const streams = problemsFirst(await get<Stream[]>('overview'));
+  const [overview, history] = await Promise.all([
+    get<Stream[]>('overview'),
+    // The charts are an extra: without them (an old ACL), the figures still show.
+    get<{ groups: Series[] }>('history').catch(() => ({ groups: [] as Series[] })),
+  ]);
+  const streams = problemsFirst(overview);
+  const seriesOf = (stream: string, group: string) => history.groups.find((g) => g.stream === stream && g.group === group);
   if (streams.length === 0) return h('p', { class: 'muted' }, 'No streams with consumer groups were found.');
   return h(
     'div',
@@ -79,7 +86,7 @@ export async function overviewView(): Promise<HTMLElement> {
           h('small', {}, `${s.length} entries · retention ${retention(s.retention)}${s.readOnly ? ' · read-only' : ''}`),
         ),
         table(
-          ['group', 'pending', 'oldest idle', 'lag', 'dead letters', 'consumers', 'owner', ''],
+          ['group', 'pending', 'oldest idle', 'lag', 'dead letters', 'consumers', 'owner', 'last hour', ''],
           s.groups.map((g) => [
             h('a', { class: 'link ident', href: route('group', { stream: s.stream, group: g.group }) }, g.group),
             g.pending,
@@ -92,6 +99,7 @@ export async function overviewView(): Promise<HTMLElement> {
             ),
             g.consumers,
             owner(g.owner),
+            sparkline(seriesOf(s.stream, g.group)),
             badges(g),
           ]),
           [1, 2, 3, 4, 5],
