@@ -8,8 +8,8 @@ import { type ConsoleApp, startConsoleApp } from './console-app.js';
 const { redis, closers } = testContext();
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const WEB = join(__dirname, '../../libs/nest-redis-streams/dist/console/web/app.js');
-// The README's screenshots are refreshed with NRS_SCREENSHOTS=1; other runs write to a temp dir.
-const SHOTS = process.env.NRS_SCREENSHOTS === '1' ? join(__dirname, '../../docs/console') : join(tmpdir(), 'nrs-console-shots');
+// Shots of test streams, for a look after a run; the README's come from the demo (console-demo-browser.spec.ts).
+const SHOTS = join(tmpdir(), 'nrs-console-shots');
 
 let browser: Browser;
 beforeAll(async () => {

@@ -15,7 +15,8 @@ main { padding: 16px 20px; }
 #notice.error { background: #fdecea; border-color: #f1a9a3; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 12px 14px; margin-bottom: 14px; }
 .card h2 { font-size: 15px; margin: 0 0 8px; }
-.card h2 small { color: var(--muted); font-weight: normal; margin-left: 8px; }
+.card h2 small, .card h3 small { color: var(--muted); font-weight: normal; margin-left: 8px; }
+.card h3 { font-size: 14px; margin: 12px 0 6px; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 600; font-size: 12px; }
@@ -46,13 +47,17 @@ tr.problem td:first-child { box-shadow: inset 3px 0 0 var(--bad); }
 .figures b { font-size: 18px; font-variant-numeric: tabular-nums; }
 .figures span { color: var(--muted); font-size: 12px; }
 .error-text { color: var(--bad); }
+.wide { display: inline-block; min-width: 18em; }
+button { white-space: nowrap; }
 svg.spark polyline, svg.chart polyline { stroke-width: 1.5; }
 svg .pending { stroke: var(--accent); fill: var(--accent); }
 svg .lag { stroke: var(--warn); fill: var(--warn); }
 svg .dead { stroke: var(--bad); fill: var(--bad); }
 svg polyline { fill: none; }
-svg.chart text { font-size: 11px; fill: var(--muted); }
-svg.chart text.legend { stroke: none; }
+svg.chart text { font-size: 11px; fill: var(--muted); stroke: none; }
+svg.chart text.legend.pending { fill: var(--accent); }
+svg.chart text.legend.lag { fill: var(--warn); }
+svg.chart text.legend.dead { fill: var(--bad); }
 svg .axis { stroke: var(--line); }
 details summary { cursor: pointer; color: var(--accent); }
 .pager { margin-top: 8px; display: flex; gap: 8px; }

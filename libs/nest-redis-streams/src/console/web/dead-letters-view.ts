@@ -54,7 +54,7 @@ export async function deadLettersView(params: URLSearchParams, rerender: () => P
       ident(d.originalId ?? ''),
       ident(when(Number((d.originalId ?? '').split('-')[0]))),
       d.errorClass,
-      d.error,
+      h('span', { class: 'wide' }, d.error),
       tomb ? h('span', { class: 'loss' }, 'lost to trimming') : payload(d.fields),
       writable
         ? h(

@@ -45,7 +45,7 @@ function lastError(e: Pending): HTMLElement | string {
   const err = e.lastError;
   return h(
     'span',
-    { class: 'error-text', title: `${when(err.at)} at ${err.consumer}, delivery ${err.deliveries}` },
+    { class: 'error-text wide', title: `${when(err.at)} at ${err.consumer}, delivery ${err.deliveries}` },
     `${err.errorClass ? `${err.errorClass}: ` : ''}${err.message}`,
     h('small', { class: 'muted' }, ` (${when(err.at)}, delivery ${err.deliveries})`),
   );
