@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { type Browser, chromium } from 'playwright-core';
+import { metricNamesIn } from '../ops/promql-names.js';
 import { fieldsToObject, waitFor } from '../support/helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -156,4 +157,19 @@ describe('the streams console mounted in the orders demo', () => {
     expect(errors).toEqual([]);
     await page.close();
   }, 90_000);
+
+  it('registers every metric the Grafana dashboard queries (server, client, outbox relay), so that no panel of the demo is empty', async () => {
+    const dashboard = JSON.parse(readFileSync(join(__dirname, '../../deploy/grafana/dashboards/redis-streams.json'), 'utf8')) as {
+      panels: Array<{ targets: Array<{ expr: string }> }>;
+    };
+    const queried = new Set(dashboard.panels.flatMap((p) => p.targets.flatMap((t) => metricNamesIn(t.expr))));
+    // Memory comes from the Redis exporter, not the app; a histogram's series share its TYPE line.
+    const fromApp = [
+      ...new Set([...queried].filter((n) => n.startsWith('redis_streams_')).map((n) => n.replace(/_(bucket|sum|count)$/, ''))),
+    ];
+    expect(fromApp.length).toBeGreaterThan(10);
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const registered = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]));
+    expect(fromApp.filter((name) => !registered.has(name))).toEqual([]);
+  });
 });
