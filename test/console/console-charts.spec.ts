@@ -102,4 +102,24 @@ describe('console charts: a bounded history in Redis, sparklines and a group cha
     expect(ys[ys.length - 1]).toBeLessThan(ys[0]);
     expect(errors).toEqual([]);
   }, 60_000);
+
+  it('links the Grafana dashboard when configured, and refuses a URL that is not http(s)', async () => {
+    const stream = unique('charts');
+    await redis.xgroup('CREATE', stream, 'g', '$', 'MKSTREAM');
+    const grafanaUrl = 'https://grafana.example.com/d/redis-streams';
+    const c = await startConsoleApp({ streams: [stream], auditStream: unique('audit'), grafanaUrl });
+    closers.push(() => c.app.close());
+    expect((await c.get('session')).body.grafanaUrl).toBe(grafanaUrl);
+    const { grafanaLink } = await import('../../libs/nest-redis-streams/src/console/console-http.js');
+    expect(() => grafanaLink('javascript:alert(1)')).toThrow(
+      'grafanaUrl must be an absolute http(s) URL (the Grafana dashboard), got "javascript:alert(1)".',
+    );
+    expect(() => grafanaLink('/d/relative')).toThrow('grafanaUrl must be an absolute http(s) URL');
+    browser ??= await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    const page = await browser.newPage();
+    await page.goto(c.base);
+    await page.waitForSelector('[data-test=grafana]');
+    expect(await page.getAttribute('[data-test=grafana]', 'href')).toBe(grafanaUrl);
+    await page.close();
+  }, 60_000);
 });

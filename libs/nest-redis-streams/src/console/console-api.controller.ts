@@ -9,6 +9,7 @@ import {
   answer,
   count,
   cursorTarget,
+  grafanaLink,
   id,
   type Input,
   name,
@@ -39,6 +40,7 @@ import { RequestSignal } from './request-signal.decorator.js';
 export class ConsoleApiController {
   private readonly overviewCache: SharedRead<Awaited<ReturnType<StreamOperations['overview']>>>;
   private readonly history: GroupHistory;
+  private readonly grafanaUrl: string | null;
   private readonly historyCache: SharedRead<Awaited<ReturnType<GroupHistory['read']>>>;
 
   constructor(
@@ -47,6 +49,7 @@ export class ConsoleApiController {
     private readonly csrf: CsrfToken,
     connection: ConsoleConnection,
   ) {
+    this.grafanaUrl = grafanaLink(options.grafanaUrl);
     const sampleMs = options.historySampleMs ?? HISTORY_DEFAULTS.sampleMs;
     this.history = new GroupHistory(connection.redis, `${ops.audit.stream}:history`, sampleMs);
     this.overviewCache = new SharedRead(
@@ -79,6 +82,7 @@ export class ConsoleApiController {
       csrfToken: writable ? this.csrf.value : null,
       actor: req.nrsConsoleActor ?? 'anonymous',
       refreshMs: this.options.refreshMs ?? CONSOLE_DEFAULTS.refreshMs,
+      grafanaUrl: this.grafanaUrl,
     };
   }
 

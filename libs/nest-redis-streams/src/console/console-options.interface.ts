@@ -66,6 +66,8 @@ export interface RedisStreamsConsoleOptions {
    * `<auditStream>:history` (about 120 samples), shared by every replica. @default 30000
    */
   historySampleMs?: number;
+  /** The Grafana dashboard (e.g. deploy/grafana's), linked from every page when set; http(s) only. */
+  grafanaUrl?: string;
 }
 
 /** `forRootAsync`: options from a factory with injected dependencies. */

@@ -24,6 +24,7 @@ async function render(): Promise<void> {
       ['overview', 'Overview'],
       ['audit', 'Audit'],
     ].map(([v, label]) => h('a', { href: route(v), class: (view || 'overview') === v ? 'active' : undefined }, label)),
+    session.grafanaUrl ? h('a', { href: session.grafanaUrl, 'data-test': 'grafana', rel: 'noopener' }, 'Grafana dashboard') : '',
   );
   replace(
     document.getElementById('session')!,

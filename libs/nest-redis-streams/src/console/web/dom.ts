@@ -6,6 +6,7 @@ type Attrs = {
   class?: string;
   title?: string;
   href?: string;
+  rel?: string;
   type?: string;
   value?: string;
   placeholder?: string;
