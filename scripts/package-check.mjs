@@ -108,7 +108,11 @@ async function exercise(appDir, nodeBin, redisUrl, label) {
     }, 'the app to start');
     // listMigrations() and applyMigrations() from the build this app loads (dist/cjs or dist/).
     const migrations = /fixture migrations (\S+)/.exec(output)?.[1];
-    if (migrations !== '001_inbox.sql,002_outbox.sql') throw new Error(`migrations: ${migrations ?? 'no line'}`);
+    const shipped = readdirSync(join(root, 'libs/nest-redis-streams/migrations'))
+      .filter((name) => name.endsWith('.sql'))
+      .sort()
+      .join(',');
+    if (migrations !== shipped) throw new Error(`migrations: ${migrations ?? 'no line'}, expected ${shipped}`);
     const pipeline = redis.pipeline();
     for (let i = 0; i < EVENTS; i++) {
       pipeline.xadd(
@@ -185,7 +189,8 @@ function readmeInstallArgs(readme, fixture, tarball) {
   const line = /```bash\n(npm install [^\n]+)\n```/.exec(readme.slice(at, at + 600))?.[1];
   if (!line) throw new Error(`README.md: no \`npm install …\` block right after ${marker}`);
   const args = line.split(/\s+/).slice(2);
-  if (!args.includes('nest-redis-streams')) throw new Error(`README.md: the ${fixture} install line does not install nest-redis-streams`);
+  if (!args.includes('nest-redis-streams'))
+    throw new Error(`README.md: the ${fixture} install line does not install nest-redis-streams`);
   return args.map((arg) => (arg === 'nest-redis-streams' ? tarball : arg));
 }
 
@@ -217,12 +222,19 @@ async function main() {
       cpSync(join(root, 'test/package/app/src'), join(appDir, 'src'), { recursive: true });
       const installed = await step(fixture, '-', 'install', () => {
         const args = readmeInstallArgs(readme, fixture, tarball);
-        run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...args], { cwd: appDir });
+        // As a user runs it: versions resolved by the registry now, not from a stale local cache.
+        run('npm', ['install', '--no-audit', '--no-fund', ...args], { cwd: appDir });
         const version = (name) => JSON.parse(readFileSync(join(appDir, 'node_modules', name, 'package.json'), 'utf8')).version;
         const peers = ['@nestjs/microservices', '@nestjs/terminus', '@nestjs/schedule', 'ioredis'];
         return `README's line: ${peers.map((name) => `${name} ${version(name)}`).join(', ')}`;
       });
       void installed;
+      await step(fixture, '-', 'npx nest-redis-streams', () => {
+        const usage = run('npx', ['--no-install', 'nest-redis-streams', '--help'], { cwd: appDir });
+        if (!usage.includes('Usage: nest-redis-streams <command>'))
+          throw new Error(`unexpected --help output: ${usage.slice(0, 200)}`);
+        return 'the installed command prints its usage';
+      });
       await step(
         fixture,
         '-',

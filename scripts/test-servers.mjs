@@ -15,8 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const require = createRequire(import.meta.url);
-const { ensureRedisServer } = require('./lib/redis-process.cjs');
-const { ensureTestPackages } = require('./lib/test-packages.cjs');
+const { ensureTestMachineOrExit } = require('./lib/test-packages.cjs');
 const { SERVERS } = require('./lib/redis-servers.cjs');
 
 const argv = process.argv.slice(2);
@@ -38,13 +37,7 @@ function must(result, what) {
   return result;
 }
 
-try {
-  ensureRedisServer({ log: (m) => console.log(m) });
-  ensureTestPackages({ log: (m) => console.log(m) });
-} catch (err) {
-  console.error(err.message);
-  process.exit(1);
-}
+ensureTestMachineOrExit();
 
 // The servers: `debian` is redis-server from PATH; the others are built (once per version).
 const matrix = [];

@@ -6,17 +6,10 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
-const { ensureRedisServer } = require('./lib/redis-process.cjs');
-const { ensureTestPackages } = require('./lib/test-packages.cjs');
+const { ensureTestMachineOrExit } = require('./lib/test-packages.cjs');
 
 // Even with REDIS_URL set, recovery, cluster and chaos tests start redis-servers of their own.
-try {
-  ensureRedisServer({ log: (m) => console.log(m) });
-  ensureTestPackages({ log: (m) => console.log(m) });
-} catch (err) {
-  console.error(err.message);
-  process.exit(1);
-}
+ensureTestMachineOrExit();
 // The full run starts with the code-shape checks (import cycles and direction, lint, format).
 if (process.argv.length <= 2) {
   const checked = spawnSync(process.execPath, ['scripts/check-code.mjs'], { stdio: 'inherit' });

@@ -5,6 +5,7 @@
 // apt-get, NRS_NO_INSTALL unset), like it does redis-server; otherwise it says what to install.
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
+const { ensureRedisServer } = require('./redis-process.cjs');
 
 const PACKAGES = [
   {
@@ -46,4 +47,18 @@ function ensureTestPackages({ log = () => {} } = {}) {
     throw new Error(`apt-get install failed for ${still.join(', ') || missing.join(', ')}. ${hint}`);
 }
 
-module.exports = { ensureTestPackages };
+/**
+ * What every test run needs on the machine: redis-server and the packages above. Prints what is
+ * missing and exits 1 when it cannot install it.
+ */
+function ensureTestMachineOrExit() {
+  try {
+    ensureRedisServer({ log: (m) => console.log(m) });
+    ensureTestPackages({ log: (m) => console.log(m) });
+  } catch (err) {
+    console.error(err.message);
+    process.exit(1);
+  }
+}
+
+module.exports = { ensureTestPackages, ensureTestMachineOrExit };

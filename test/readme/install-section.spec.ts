@@ -19,7 +19,9 @@ describe("the README's install section", () => {
   it.each(['nest12-esm', 'nest11-cjs'])('has the install line the package test runs in the %s fixture', (fixture) => {
     const line = blockAfter(`<!-- install: ${fixture} -->`, 'bash');
     expect(line).toMatch(/^npm install nest-redis-streams /);
-    const fixtureDeps = Object.keys(JSON.parse(readFileSync(join(root, 'test/package', fixture, 'package.json'), 'utf8')).dependencies);
+    const fixtureDeps = Object.keys(
+      JSON.parse(readFileSync(join(root, 'test/package', fixture, 'package.json'), 'utf8')).dependencies,
+    );
     // The fixture holds only what `nest new` gives an app: the peers come from the README's line.
     for (const peer of ['@nestjs/microservices', '@nestjs/schedule', '@nestjs/terminus', 'ioredis']) {
       expect(line).toContain(peer);
