@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
 import { Controller } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
 import { StreamOperations } from 'nest-redis-streams';
+import { chromium } from 'playwright-core';
 import { runCli } from '../cli/run-cli.js';
 import { startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
 import { q, startConsoleApp } from './console-app.js';
@@ -44,6 +46,20 @@ describe('consumer liveness in the console and the CLI (real servers on quiet st
     closers.push(() => c.app.close());
     const shown = await c.get(`consumers?${q({ stream, group: 'g' })}`);
     expect(shown.body).toEqual([expect.objectContaining({ name: 'quiet-pod', active: true, liveness: 'heartbeat' })]);
+
+    // The group page: the state says what it was judged by, and no delete button for a live consumer.
+    const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM_PATH).`);
+    const writer = await startConsoleApp({ streams: [stream], auditStream: unique('audit'), guard: () => 'ops', path: 'w' });
+    closers.push(() => writer.app.close());
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    closers.push(() => browser.close());
+    const page = await browser.newPage();
+    await page.goto(`${writer.base}#group?${new URLSearchParams({ stream, group: 'g' })}`);
+    await page.waitForSelector('[data-test=group] table');
+    const row = page.locator('[data-test=group] tr', { hasText: 'quiet-pod' }).first();
+    expect(await row.textContent()).toContain('active · heartbeat');
+    expect(await row.locator('button').count()).toBe(0);
 
     const cli = await runCli(['consumers', stream, 'g']);
     expect(cli.code).toBe(0);
