@@ -9,7 +9,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const WEB = join(__dirname, '../../libs/nest-redis-streams/dist/console/web/app.js');
 const SAMPLE_MS = 200;
 
-type Point = [number, number, number | null, number];
+type Point = [number, number, number | null, number, number | null];
 
 /** A stream whose group g gets `steps` more pending entries, one step per sampling period the console records. */
 async function growingBacklog(c: ConsoleApp, stream: string, steps: number): Promise<Point[]> {
@@ -25,6 +25,18 @@ async function growingBacklog(c: ConsoleApp, stream: string, steps: number): Pro
     }, `a sample with ${step} pending`);
   }
   return points;
+}
+
+/** Acknowledges everything pending in g, then waits for a sample that counts `done` entries. */
+async function ackAll(c: ConsoleApp, stream: string, done: number): Promise<Point[]> {
+  const pending = (await redis.xpending(stream, 'g', '-', '+', 100)) as Array<[string]>;
+  await redis.xack(stream, 'g', ...pending.map(([id]) => id));
+  return waitFor(async () => {
+    await c.get('overview');
+    const { body } = await c.get('history');
+    const series = body.groups.find((s: { stream: string; group: string }) => s.stream === stream && s.group === 'g');
+    return series?.points.some((p: Point) => p[4] === done) ? (series.points as Point[]) : null;
+  }, `a sample with ${done} done`);
 }
 
 async function start(stream: string, audit: string): Promise<ConsoleApp> {
@@ -47,6 +59,10 @@ describe('console charts: a bounded history in Redis, sparklines and a group cha
     expect(pendings).toEqual([...pendings].sort((x, y) => x - y));
     expect(pendings).toEqual(expect.arrayContaining([1, 2, 3]));
     expect(points.every(([at]) => at > 0)).toBe(true);
+    // Done (read less pending) stays 0 while nothing is acknowledged, and counts the acks after.
+    expect(points.every((p) => p[4] === 0)).toBe(true);
+    const after = await ackAll(a, stream, 3);
+    expect(after.at(-1)).toEqual([expect.any(Number), 0, 0, 0, 3]);
     // A second replica reads the same history, and adds no second sample for a period already taken.
     const b = await start(stream, audit);
     const fromB = (await b.get('history')).body;
@@ -77,6 +93,7 @@ describe('console charts: a bounded history in Redis, sparklines and a group cha
     await redis.xgroup('CREATE', stream, 'g', '$', 'MKSTREAM');
     const c = await start(stream, unique('audit'));
     await growingBacklog(c, stream, 3);
+    await ackAll(c, stream, 3);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     const errors: string[] = [];
@@ -95,11 +112,16 @@ describe('console charts: a bounded history in Redis, sparklines and a group cha
     );
     expect(lines.map((l) => l.series)).toEqual(['pending', 'lag', 'dead letters']);
     expect(lines.every((l) => l.points >= 3)).toBe(true);
-    // Rising pending: the last point of its line is higher on screen (smaller y) than the first.
+    // Rising pending: a later point of its line is higher on screen (smaller y) than the first.
     const ys = await page.$eval('svg[data-test=chart] polyline.pending', (el) =>
       (el.getAttribute('points') ?? '').split(' ').map((p) => Number(p.split(',')[1])),
     );
-    expect(ys[ys.length - 1]).toBeLessThan(ys[0]);
+    expect(Math.min(...ys)).toBeLessThan(ys[0]);
+    // The processed rate, below: the acks show as a rise above 0.
+    const rate = await page.$eval('svg[data-test=rate-chart] polyline.processed', (el) =>
+      (el.getAttribute('points') ?? '').split(' ').map((p) => Number(p.split(',')[1])),
+    );
+    expect(Math.min(...rate)).toBeLessThan(Math.max(...rate));
     expect(errors).toEqual([]);
   }, 60_000);
 

@@ -133,15 +133,20 @@ describe('the streams console mounted in the orders demo', () => {
         expect(res.status).toBe(202);
         await page.goto(`${base}/streams-console`);
         await page.waitForSelector('[data-test=overview] table');
-        return (await page.locator('svg[data-test=spark]').count()) === 3;
+        if ((await page.locator('svg[data-test=spark]').count()) !== 3) return false;
+        const points = await page.$eval(
+          'svg[data-test=spark] polyline',
+          (el) => (el.getAttribute('points') ?? '').split(' ').length,
+        );
+        return points >= 6;
       },
-      'a sparkline for each of the three groups',
-      30_000,
+      'a sparkline of six samples for each of the three groups',
+      45_000,
     );
     await page.screenshot({ path: join(SHOTS, 'overview.png'), fullPage: true });
 
     await page.goto(`${base}/streams-console#group?${new URLSearchParams({ stream: 'orders', group: 'payments' })}`);
-    await page.waitForSelector('svg[data-test=chart]');
+    await page.waitForSelector('svg[data-test=rate-chart]');
     await page.screenshot({ path: join(SHOTS, 'group.png'), fullPage: true });
     await page.locator('svg[data-test=chart]').screenshot({ path: join(SHOTS, 'chart.png') });
 

@@ -49,15 +49,16 @@ tr.problem td:first-child { box-shadow: inset 3px 0 0 var(--bad); }
 .error-text { color: var(--bad); }
 .wide { display: inline-block; min-width: 18em; }
 button { white-space: nowrap; }
-svg.spark polyline, svg.chart polyline { stroke-width: 1.5; }
-svg .pending { stroke: var(--accent); fill: var(--accent); }
-svg .lag { stroke: var(--warn); fill: var(--warn); }
-svg .dead { stroke: var(--bad); fill: var(--bad); }
-svg polyline { fill: none; }
-svg.chart text { font-size: 11px; fill: var(--muted); stroke: none; }
+svg polyline { fill: none; stroke-width: 1.5; }
+svg polyline.pending { stroke: var(--accent); }
+svg polyline.lag { stroke: var(--warn); }
+svg polyline.dead { stroke: var(--bad); }
+svg polyline.processed { stroke: var(--ok); }
+svg.chart text { font-size: 11px; fill: var(--muted); }
 svg.chart text.legend.pending { fill: var(--accent); }
 svg.chart text.legend.lag { fill: var(--warn); }
 svg.chart text.legend.dead { fill: var(--bad); }
+svg.chart text.legend.processed { fill: var(--ok); }
 svg .axis { stroke: var(--line); }
 details summary { cursor: pointer; color: var(--accent); }
 .pager { margin-top: 8px; display: flex; gap: 8px; }

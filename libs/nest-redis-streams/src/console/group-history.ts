@@ -1,8 +1,12 @@
 import type { Redis } from 'ioredis';
 import type { StreamOverview } from '../operations/overview.js';
 
-/** One sample of a group: when, pending entries, lag (null when unknown) and its dead letters. */
-export type HistoryPoint = [at: number, pending: number, lag: number | null, deadLetters: number];
+/**
+ * One sample of a group: when, pending entries, lag (null when unknown), its dead letters, and
+ * entries done (read less pending: acknowledged or parked; null before Redis 7.0), whose change
+ * between samples is the processed rate.
+ */
+export type HistoryPoint = [at: number, pending: number, lag: number | null, deadLetters: number, done: number | null];
 
 /** A group's samples, oldest first. */
 export interface GroupHistorySeries {
@@ -44,7 +48,16 @@ export class GroupHistory {
   async sample(overview: readonly StreamOverview[], now = Date.now()): Promise<boolean> {
     const rows = overview
       .flatMap((s) =>
-        s.groups.filter((g) => !g.error).map((g) => [s.stream, g.group, g.pending, g.lag, g.groupDeadLetters ?? g.deadLetters]),
+        s.groups
+          .filter((g) => !g.error)
+          .map((g) => [
+            s.stream,
+            g.group,
+            g.pending,
+            g.lag,
+            g.groupDeadLetters ?? g.deadLetters,
+            g.entriesRead === null ? null : g.entriesRead - g.pending,
+          ]),
       )
       .slice(0, HISTORY_DEFAULTS.maxGroups);
     const id = `${Math.floor(now / this.sampleMs) * this.sampleMs}-0`;
@@ -71,11 +84,12 @@ export class GroupHistory {
       }
       if (!Array.isArray(rows)) continue;
       for (const row of rows as unknown[][]) {
-        const [stream, group, pending, lag, dead] = row;
+        const [stream, group, pending, lag, dead, done] = row;
         if (typeof stream !== 'string' || typeof group !== 'string') continue;
         const name = `${stream}\u0000${group}`;
         if (!series.has(name)) series.set(name, { stream, group, points: [] });
-        series.get(name)!.points.push([at, Number(pending), lag === null ? null : Number(lag), Number(dead)]);
+        const nullable = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+        series.get(name)!.points.push([at, Number(pending), nullable(lag), Number(dead), nullable(done)]);
       }
     }
     return [...series.values()];
