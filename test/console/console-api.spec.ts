@@ -272,6 +272,69 @@ describe('streams console API (Express, real Redis)', () => {
     expect(fields.slice(fields.indexOf('actor'), fields.indexOf('actor') + 4)).toEqual(['actor', 'bob', 'action', 'setid']);
   });
 
+  it('the session asks the guard about writes: a viewer gets no token and the reason; refused writes are audited apart', async () => {
+    const { stream, ids, audit } = await arrange();
+    const viewer = await start({
+      streams: [stream],
+      auditStream: audit,
+      csrfSecret: 'shared',
+      guard: (_req: unknown, access: string) => (access === 'read' ? 'viewer' : false),
+    });
+    const session = (await viewer.get('session')).body;
+    expect(session).toMatchObject({ writable: false, csrfToken: null, actor: 'viewer' });
+    expect(session.reason).toContain('The console guard refuses writes for viewer');
+
+    @Injectable()
+    class RoleGuard implements CanActivate {
+      canActivate(context: ExecutionContext): boolean {
+        const req = context.switchToHttp().getRequest<{ headers: Record<string, string>; nrsConsoleAccess?: string }>();
+        return req.nrsConsoleAccess === 'read' || req.headers['x-role'] === 'admin';
+      }
+    }
+    const nest = await start({ streams: [stream], auditStream: audit, guard: RoleGuard, path: 'roles' });
+    const asRole = async (role: string) => (await fetch(`${nest.base}/api/session`, { headers: { 'x-role': role } })).json();
+    expect(await asRole('viewer')).toMatchObject({ writable: false, csrfToken: null });
+    expect(await asRole('admin')).toMatchObject({ writable: true, csrfToken: expect.any(String) });
+
+    const writer = await start({
+      streams: [stream],
+      auditStream: audit,
+      guard: () => 'alice',
+      path: 'writer',
+      csrfSecret: 'shared',
+    });
+    const { csrfToken } = (await writer.get('session')).body;
+    const body = { stream, group: 'g', id: ids[0] };
+    // The viewer holds a valid token (the secret is shared): only the guard stops it.
+    expect((await viewer.post('ack', body, { 'x-nrs-csrf': csrfToken })).status).toBe(403);
+    expect((await writer.post('park', body, {})).status).toBe(403);
+    expect(
+      (await writer.post('claim', { ...body, consumer: 'c2' }, { 'x-nrs-csrf': csrfToken, 'sec-fetch-site': 'cross-site' }))
+        .status,
+    ).toBe(403);
+    expect((await redis.xpending(stream, 'g'))[0]).toBe(2);
+
+    const refusals = await waitFor(async () => {
+      const { body: trail } = await writer.get(`audit?${q({ refusals: 'true' })}`);
+      return trail.items.length === 3 ? trail.items : null;
+    }, 'the three refused writes in the refusal stream');
+    expect(
+      refusals.map((r: { action: string; actor: string; state: string; target: string }) => [r.action, r.state, r.target]),
+    ).toEqual([
+      ['claim', 'refused', ids[0]],
+      ['park', 'refused', ids[0]],
+      ['ack', 'refused', ids[0]],
+    ]);
+    expect(refusals.map((r: { result: string }) => r.result)).toEqual([
+      expect.stringContaining('Cross-site'),
+      expect.stringContaining('CSRF'),
+      expect.stringContaining('The console guard refused'),
+    ]);
+    expect(refusals.every((r: { stream: string; group: string }) => r.stream === stream && r.group === 'g')).toBe(true);
+    // The writes' own stream holds no record of them.
+    expect((await writer.get('audit')).body.items).toEqual([]);
+  });
+
   it('returns hostile field names and values as plain data', async () => {
     const stream = unique('console-hostile');
     await redis.xgroup('CREATE', stream, 'g', '0', 'MKSTREAM');

@@ -8,8 +8,8 @@ import { type ConsoleApp, startConsoleApp } from './console-app.js';
 const { redis, closers } = testContext();
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const WEB = join(__dirname, '../../libs/nest-redis-streams/dist/console/web/app.js');
-// The README's screenshots are refreshed with NRS_SCREENSHOTS=1; other runs write to a temp dir.
-const SHOTS = process.env.NRS_SCREENSHOTS === '1' ? join(__dirname, '../../docs/console') : join(tmpdir(), 'nrs-console-shots');
+// Shots of test streams, for a look after a run; the README's come from the demo (console-demo-browser.spec.ts).
+const SHOTS = join(tmpdir(), 'nrs-console-shots');
 
 let browser: Browser;
 beforeAll(async () => {
@@ -28,6 +28,18 @@ async function open(c: ConsoleApp, hash = ''): Promise<{ page: Page; errors: str
   page.on('dialog', (dialog) => void dialog.accept());
   await page.goto(`${c.base}${hash}`);
   return { page, errors };
+}
+
+/** A write the page offers no button for, sent from the page itself (same origin, no CSRF token): its status. */
+function forgeRedriveAll(page: Page, stream: string): Promise<number> {
+  return page.evaluate(async (s) => {
+    const res = await fetch(`${location.pathname}/api/dead-letters/redrive-matching`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ stream: s, all: true }),
+    });
+    return res.status;
+  }, stream);
 }
 
 /** The demo's shape: an orders stream read by payments, inventory and notifications. */
@@ -167,6 +179,29 @@ describe('streams console in headless Chromium', () => {
     expect(errors).toEqual([]);
   }, 60_000);
 
+  it('a viewer the guard refuses writes to sees no action button and why; a forged write is refused and audited', async () => {
+    const { stream } = await arrange();
+    const audit = unique('audit');
+    const guard = (_req: unknown, access: string) => (access === 'read' ? 'viewer' : false);
+    const c = await startConsoleApp({ streams: [stream], auditStream: audit, guard });
+    closers.push(() => c.app.close());
+    const { page, errors } = await open(c, `#group?${new URLSearchParams({ stream, group: 'inventory' })}`);
+    await page.waitForSelector('[data-test=group] table');
+    expect(await page.textContent('[data-test=read-only-reason]')).toContain('The console guard refuses writes for viewer');
+    expect(await page.textContent('#session')).toContain('read-only for viewer');
+    expect(await page.locator('main button:not([type=submit])').count()).toBe(0);
+    await page.goto(`${c.base}#dead-letters?${new URLSearchParams({ stream })}`);
+    await page.waitForSelector('[data-test=dead-letters] table');
+    expect(await page.locator('[data-test=redrive]').count()).toBe(0);
+    expect(await page.locator('main button:not([type=submit])').count()).toBe(0);
+    const status = await forgeRedriveAll(page, stream);
+    expect(status).toBe(403);
+    const [[, refusal]] = await redis.xrevrange(`${audit}:refused`, '+', '-', 'COUNT', 1);
+    expect(refusal).toEqual(expect.arrayContaining(['action', 'dlq.redrive-matching', 'stream', stream, 'state', 'refused']));
+    expect(await redis.xlen(`${stream}:dlq`)).toBe(2);
+    expect(errors).toEqual([]);
+  }, 60_000);
+
   it('read-only mode shows no action buttons and the API refuses writes', async () => {
     const { stream } = await arrange();
     const c = await startConsoleApp({ streams: [stream], auditStream: unique('audit'), guard: () => true, readOnly: true });
@@ -178,14 +213,7 @@ describe('streams console in headless Chromium', () => {
     await page.goto(`${c.base}#group?${new URLSearchParams({ stream, group: 'inventory' })}`);
     await page.waitForSelector('[data-test=group] table');
     expect(await page.locator('[data-test=ack]').count()).toBe(0);
-    const status = await page.evaluate(async (s) => {
-      const res = await fetch(`${location.pathname}/api/dead-letters/redrive-matching`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ stream: s, all: true }),
-      });
-      return res.status;
-    }, stream);
+    const status = await forgeRedriveAll(page, stream);
     expect(status).toBe(405);
     expect(await redis.xlen(`${stream}:dlq`)).toBe(2);
   }, 60_000);

@@ -27,7 +27,12 @@ const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {
 
 jest.setTimeout(60_000);
 
-const PASSWORDS = { consumer: 'consumer-secret-1', producer: 'producer-secret-2', operator: 'operator-secret-3' };
+const PASSWORDS = {
+  consumer: 'consumer-secret-1',
+  producer: 'producer-secret-2',
+  operator: 'operator-secret-3',
+  keda: 'keda-secret-4',
+};
 
 describe('least privilege: the README ACL users', () => {
   let redisProcess: { url: string; port: number; stop(): Promise<void> };
@@ -39,7 +44,7 @@ describe('least privilege: the README ACL users', () => {
     redisProcess = await startRedis();
     admin = redisClient(redisProcess.url);
     const lines = readmeAclLines(PASSWORDS);
-    expect(lines.map((args) => args[2])).toEqual(['nrs-consumer', 'nrs-producer', 'nrs-operator']);
+    expect(lines.map((args) => args[2])).toEqual(['nrs-consumer', 'nrs-producer', 'nrs-operator', 'nrs-keda']);
     for (const [, ...args] of lines) await admin.call('ACL', ...args);
   });
   afterEach(async () => {
@@ -187,6 +192,33 @@ describe('least privilege: the README ACL users', () => {
     expect(status.status).toBe(0);
     expect(status.stdout).toContain(stream);
     expect(status.stdout).not.toContain(PASSWORDS.operator);
+  });
+
+  it("let KEDA's user read what its redis-streams scaler reads, and change nothing", async () => {
+    const stream = `app:${unique('acl-keda')}`;
+    await admin.xgroup('CREATE', stream, 'billing', '0', 'MKSTREAM');
+    await admin.xadd(stream, '*', 'n', '1');
+    await admin.xreadgroup('GROUP', 'billing', 'pod-1', 'STREAMS', stream, '>');
+    await admin.xadd(stream, '*', 'n', '2');
+    const keda = redisClient(urlOf('keda'));
+    closers.push(() => keda.quit());
+    expect((await keda.xpending(stream, 'billing'))[0]).toBe(1);
+    const [group] = (await keda.xinfo('GROUPS', stream)) as unknown[][];
+    expect(group[group.indexOf('lag') + 1]).toBe(1);
+    expect(await keda.xlen(stream)).toBe(2);
+    const [id] = (await admin.xrange(stream, '-', '+', 'COUNT', 1))[0];
+    const writes: Array<() => Promise<unknown>> = [
+      () => keda.xack(stream, 'billing', id),
+      () => keda.xadd(stream, '*', 'n', '3'),
+      () => keda.xdel(stream, id),
+      () => keda.xgroup('SETID', stream, 'billing', '$'),
+      () => keda.xclaim(stream, 'billing', 'pod-2', 0, id),
+      () => keda.xtrim(stream, 'MAXLEN', 0),
+      () => keda.del(stream),
+    ];
+    for (const write of writes) await expect(write()).rejects.toThrow(/NOPERM/);
+    expect(await admin.xlen(stream)).toBe(2);
+    expect((await admin.xpending(stream, 'billing'))[0]).toBe(1);
   });
 
   it('refuse what a role lacks naming the command, and the hint names the ACL line that fixes it', async () => {

@@ -53,6 +53,10 @@ describe('Grafana dashboard (deploy/grafana)', () => {
       'dead letters',
       'deliveries to success',
       'redis memory',
+      'outbox backlog',
+      'outbox oldest',
+      'outbox relay lag',
+      'outbox published',
     ]) {
       expect([wanted, titles.some((t) => t.includes(wanted))]).toEqual([wanted, true]);
     }

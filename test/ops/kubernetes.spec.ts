@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SERVER_DEFAULTS } from 'nest-redis-streams';
@@ -56,9 +56,11 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     expect(results.map((r) => r.kind).sort()).toEqual(
       [
         'Deployment',
+        'Kustomization',
         'PodDisruptionBudget',
         'PrometheusRule',
         'ScaledObject',
+        'Secret',
         'Service',
         'ServiceMonitor',
         'TriggerAuthentication',
@@ -148,5 +150,51 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
       ['pendingEntriesCount'],
       ['lagCount', 'activationLagCount'],
     ]);
+  });
+
+  it('kustomize every manifest but the example Secret, which holds every key the Deployment and KEDA read', () => {
+    const kustomization = load<{ resources: string[]; images: Array<{ name: string }> }>('kustomization.yaml');
+    const manifests = readdirSync(K8S).filter(
+      (f) => f.endsWith('.yaml') && !['kustomization.yaml', 'secret.example.yaml'].includes(f),
+    );
+    expect([...kustomization.resources].sort()).toEqual(manifests.sort());
+    const deployment = load<Deployment & { spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(
+      'deployment.yaml',
+    );
+    const [container] = deployment.spec.template.spec.containers;
+    expect(kustomization.images.map((i) => i.name)).toEqual([container.image.split(':')[0]]);
+
+    const secret = load<{ metadata: { name: string }; stringData: Record<string, string> }>('secret.example.yaml');
+    const fromDeployment = (container as unknown as Container).env.flatMap((e) => {
+      const ref = (e.valueFrom as { secretKeyRef?: { name: string; key: string } } | undefined)?.secretKeyRef;
+      return ref ? [ref] : [];
+    });
+    const [, auth] = parseAllDocuments(readFileSync(join(K8S, 'scaled-object.yaml'), 'utf8')).map((d) => d.toJS()) as [
+      unknown,
+      { spec: { secretTargetRef: Array<{ name: string; key: string }> } },
+    ];
+    const refs = [...fromDeployment, ...auth.spec.secretTargetRef];
+    expect(refs.length).toBeGreaterThanOrEqual(4);
+    for (const ref of refs)
+      expect({ ref, held: ref.name === secret.metadata.name && ref.key in secret.stringData }).toEqual({ ref, held: true });
+    // KEDA signs in as its own read-only user of README "Production kit".
+    expect(secret.stringData['keda-username']).toBe('nrs-keda');
+    expect(readFileSync('README.md', 'utf8')).toMatch(
+      /^ACL SETUSER nrs-keda on .* -@all \+ping \+xpending \+xinfo\|groups \+xinfo\|stream \+xlen$/m,
+    );
+  });
+
+  it('flag a kustomization that lists a manifest missing beside it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nrs-kustomize-'));
+    try {
+      const listed = readFileSync(join(K8S, 'kustomization.yaml'), 'utf8').replace('- service.yaml', '- services.yaml');
+      writeFileSync(join(dir, 'kustomization.yaml'), listed);
+      const { status, results } = validate([join(dir, 'kustomization.yaml')]);
+      expect(status).toBe(1);
+      expect(results[0].error).toContain('resources not found beside the kustomization: deployment.yaml');
+      expect(results[0].error).toContain('services.yaml');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -38,7 +38,13 @@ export class AppModule {
         TerminusModule,
         // The streams console at /streams-console. The demo's guard lets every request write (and
         // records "demo" in the audit stream); a real app passes its own auth guard here.
-        RedisStreamsConsoleModule.forRoot({ connection: redisUrl, streams: ['orders'], guard: () => 'demo' }),
+        // CONSOLE_HISTORY_SAMPLE_MS: the charts' sampling period (the screenshots use a short one).
+        RedisStreamsConsoleModule.forRoot({
+          connection: redisUrl,
+          streams: ['orders'],
+          guard: () => 'demo',
+          historySampleMs: Number(process.env.CONSOLE_HISTORY_SAMPLE_MS ?? 30_000),
+        }),
       ],
       controllers: [
         OrdersController,

@@ -1,9 +1,16 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { RedisStreamsMetrics, RedisStreamsServer } from 'nest-redis-streams';
+import {
+  REDIS_STREAMS_CLIENT,
+  type RedisStreamsClient,
+  RedisStreamsMetrics,
+  RedisStreamsServer,
+  attachOutboxMetrics,
+} from 'nest-redis-streams';
 import { AppModule } from './app.module.js';
 import { openDemoDatabase } from './database/demo-database.js';
+import { DemoOutboxRelay } from './database/demo-outbox-relay.js';
 
 /** Shutdown budget of the transport; Kubernetes' terminationGracePeriodSeconds must exceed it. */
 const SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -23,7 +30,12 @@ async function bootstrap(): Promise<void> {
   app.enableShutdownHooks();
   // Hybrid app: HTTP and the Redis Streams transport in one process.
   app.connectMicroservice({ strategy: server });
-  new RedisStreamsMetrics().attach(server, { sampleIntervalMs: 2_000 });
+  // Every metric source, so that no dashboard panel is empty: the server (consumers), the client
+  // (XADD latency, retention) and the outbox relay (backlog, age, parked, relay lag).
+  new RedisStreamsMetrics()
+    .attach(server, { sampleIntervalMs: 2_000 })
+    .attachClient(app.get<RedisStreamsClient>(REDIS_STREAMS_CLIENT));
+  attachOutboxMetrics(app.get(DemoOutboxRelay));
   await app.startAllMicroservices();
   const port = Number(process.env.PORT ?? 3000);
   await app.listen(port, process.env.HOST ?? '127.0.0.1');

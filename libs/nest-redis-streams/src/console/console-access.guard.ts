@@ -11,7 +11,15 @@ import {
 import { ModuleRef, Reflector } from '@nestjs/core';
 import { type Observable, firstValueFrom, isObservable } from 'rxjs';
 import type { ConsoleAccess, ConsoleGuardFunction, RedisStreamsConsoleOptions } from './console-options.interface.js';
-import { CONSOLE_DEFAULTS, CONSOLE_MESSAGES, CONSOLE_OPTIONS, CONSOLE_WRITE } from './console.constants.js';
+import type { StreamOperations } from '../operations/stream-operations.js';
+import {
+  CONSOLE_DEFAULTS,
+  CONSOLE_MESSAGES,
+  CONSOLE_OPERATIONS,
+  CONSOLE_OPTIONS,
+  CONSOLE_SESSION,
+  CONSOLE_WRITE,
+} from './console.constants.js';
 import { CsrfToken } from './csrf-token.js';
 
 /** The request as both adapters show it (Express and Fastify both parse JSON bodies and lower-case headers). */
@@ -21,20 +29,33 @@ export interface ConsoleRequest {
   body?: Record<string, unknown>;
   user?: unknown;
   nrsConsoleActor?: string;
+  /** What the guard is asked about: a Nest `CanActivate` guard reads it here ('write' for writes and the session's probe). */
+  nrsConsoleAccess?: ConsoleAccess;
+  /** On `GET api/session`: whether the guard (and the options) would let this caller write, and if not why. */
+  nrsConsoleWrite?: { allowed: boolean; reason: string | null };
 }
+
+type ResolvedGuard = CanActivate | ConsoleGuardFunction;
+
+/** Longest stream, group or target name, and parameters, kept in a refusal record (the body is untrusted). */
+const REFUSAL_FIELD_MAX = 200;
+const REFUSAL_PARAMS_MAX = 1_000;
 
 /**
  * Every console API request passes here. Reads: the user's guard, if any. Writes, in this order:
  * read-only (global, then the stream's: 405), no guard configured (403, writes are off), CSRF
- * (same-site and the session token: 403), then the user's guard (403). The name the guard gives
- * (or `identify`) is kept on the request for the audit stream.
+ * (same-site and the session token: 403), then the user's guard (403); each refusal is recorded
+ * in `<auditStream>:refused` (who, which action on what, why). The name the guard gives (or
+ * `identify`) is kept on the request for the audit stream. On the session request the guard is
+ * asked a second time, about writes, so the page shows only the actions it would allow.
  */
 @Injectable()
 export class ConsoleAccessGuard implements CanActivate {
-  private userGuard: Promise<CanActivate | ConsoleGuardFunction | null> | null = null;
+  private userGuard: Promise<ResolvedGuard | null> | null = null;
 
   constructor(
     @Inject(CONSOLE_OPTIONS) private readonly options: RedisStreamsConsoleOptions,
+    @Inject(CONSOLE_OPERATIONS) private readonly ops: StreamOperations,
     private readonly csrf: CsrfToken,
     private readonly reflector: Reflector,
     private readonly moduleRef: ModuleRef,
@@ -42,14 +63,81 @@ export class ConsoleAccessGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<ConsoleRequest>();
-    const access: ConsoleAccess = this.reflector.get<boolean>(CONSOLE_WRITE, context.getHandler()) ? 'write' : 'read';
-    if (access === 'write') this.checkWrite(request);
+    const action = this.reflector.get<string | undefined>(CONSOLE_WRITE, context.getHandler());
+    const access: ConsoleAccess = action ? 'write' : 'read';
+    const refuse = (err: unknown): Promise<never> => (action ? this.recordRefusal(request, action, err) : Promise.reject(err));
+    if (action)
+      await Promise.resolve()
+        .then(() => this.checkWrite(request))
+        .catch(refuse);
     const guard = await this.resolveGuard();
-    let verdict: boolean | string = true;
-    if (guard) verdict = typeof guard === 'function' ? await guard(request, access) : await toPromise(guard.canActivate(context));
-    if (verdict === false) throw new ForbiddenException(CONSOLE_MESSAGES.denied);
+    const verdict = guard ? await this.ask(guard, context, request, access).catch(refuse) : true;
+    if (verdict === false) await refuse(new ForbiddenException(CONSOLE_MESSAGES.denied));
     request.nrsConsoleActor = typeof verdict === 'string' && verdict ? verdict : this.identify(request);
+    if (this.reflector.get<boolean>(CONSOLE_SESSION, context.getHandler()))
+      request.nrsConsoleWrite = await this.writeVerdict(guard, context, request);
     return true;
+  }
+
+  /** Asks the user's guard; a Nest guard finds the access asked about in `request.nrsConsoleAccess`. */
+  private async ask(
+    guard: ResolvedGuard,
+    context: ExecutionContext,
+    request: ConsoleRequest,
+    access: ConsoleAccess,
+  ): Promise<boolean | string> {
+    request.nrsConsoleAccess = access;
+    return typeof guard === 'function' ? guard(request, access) : toPromise(guard.canActivate(context));
+  }
+
+  /** Would a write by this caller pass (CSRF aside: the page gets the token with a yes)? */
+  private async writeVerdict(
+    guard: ResolvedGuard | null,
+    context: ExecutionContext,
+    request: ConsoleRequest,
+  ): Promise<{ allowed: boolean; reason: string | null }> {
+    if (this.options.readOnly) return { allowed: false, reason: CONSOLE_MESSAGES.readOnly };
+    if (!guard) return { allowed: false, reason: CONSOLE_MESSAGES.noGuard };
+    try {
+      const verdict = await this.ask(guard, context, request, 'write');
+      return verdict === false
+        ? { allowed: false, reason: CONSOLE_MESSAGES.writesDenied(request.nrsConsoleActor ?? 'anonymous') }
+        : { allowed: true, reason: null };
+    } catch (err) {
+      return { allowed: false, reason: err instanceof Error ? err.message : String(err) };
+    } finally {
+      request.nrsConsoleAccess = 'read';
+    }
+  }
+
+  /**
+   * Records a refused write (read-only, no guard, cross-site, CSRF, the guard's no) in the refusal
+   * stream, then throws the refusal on. Should the record fail, the answer says so.
+   */
+  private async recordRefusal(request: ConsoleRequest, action: string, err: unknown): Promise<never> {
+    const body = request.body && typeof request.body === 'object' ? request.body : {};
+    const text = (value: unknown) => (typeof value === 'string' ? value.slice(0, REFUSAL_FIELD_MAX) : '');
+    let actor = 'anonymous';
+    try {
+      actor = this.identify(request);
+    } catch {
+      // identify may expect a user the guard did not set: the refusal is still recorded.
+    }
+    const intent = {
+      actor,
+      action,
+      stream: text(body.stream),
+      group: text(body.group),
+      target: text(body.id ?? body.consumer ?? body.from),
+      params: JSON.stringify(body).slice(0, REFUSAL_PARAMS_MAX),
+    };
+    const message = err instanceof Error ? err.message : String(err);
+    const failure = await this.ops.audit.refuse(intent, message).then(
+      () => null,
+      (auditErr: unknown) => (auditErr instanceof Error ? auditErr.message : String(auditErr)),
+    );
+    if (failure === null || !(err instanceof HttpException)) throw err;
+    throw new HttpException(`${message} (This refusal could not be recorded in the audit: ${failure}.)`, err.getStatus());
   }
 
   private checkWrite(request: ConsoleRequest): void {
@@ -65,12 +153,12 @@ export class ConsoleAccessGuard implements CanActivate {
     if (!this.csrf.matches(request.headers[CONSOLE_DEFAULTS.csrfHeader])) throw new ForbiddenException(CONSOLE_MESSAGES.csrf);
   }
 
-  private resolveGuard(): Promise<CanActivate | ConsoleGuardFunction | null> {
+  private resolveGuard(): Promise<ResolvedGuard | null> {
     this.userGuard ??= (async () => {
       const guard = this.options.guard;
       if (!guard) return null;
       if (typeof guard !== 'function' || typeof (guard as Type<CanActivate>).prototype?.canActivate !== 'function') {
-        return guard as CanActivate | ConsoleGuardFunction;
+        return guard as ResolvedGuard;
       }
       const type = guard as Type<CanActivate>;
       try {

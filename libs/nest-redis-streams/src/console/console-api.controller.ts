@@ -9,6 +9,7 @@ import {
   answer,
   count,
   cursorTarget,
+  grafanaLink,
   id,
   type Input,
   name,
@@ -19,10 +20,12 @@ import {
   optionalTime,
 } from './console-http.js';
 import type { RedisStreamsConsoleOptions } from './console-options.interface.js';
-import { ConsoleWrite } from './console-write.decorator.js';
+import { ConsoleSession, ConsoleWrite } from './console-write.decorator.js';
 import { CONSOLE_DEFAULTS, CONSOLE_MESSAGES, CONSOLE_OPERATIONS, CONSOLE_OPTIONS } from './console.constants.js';
 import { CsrfToken } from './csrf-token.js';
-import { OverviewCache } from './overview-cache.js';
+import { ConsoleConnection } from './console-connection.js';
+import { GroupHistory, HISTORY_DEFAULTS } from './group-history.js';
+import { SharedRead } from './overview-cache.js';
 import { Post } from './post.decorator.js';
 import { RequestSignal } from './request-signal.decorator.js';
 
@@ -35,31 +38,51 @@ import { RequestSignal } from './request-signal.decorator.js';
 @UseGuards(ConsoleAccessGuard)
 @UseInterceptors(ConsoleHeadersInterceptor)
 export class ConsoleApiController {
-  private readonly overviewCache: OverviewCache;
+  private readonly overviewCache: SharedRead<Awaited<ReturnType<StreamOperations['overview']>>>;
+  private readonly history: GroupHistory;
+  private readonly grafanaUrl: string | null;
+  private readonly historyCache: SharedRead<Awaited<ReturnType<GroupHistory['read']>>>;
 
   constructor(
     @Inject(CONSOLE_OPERATIONS) private readonly ops: StreamOperations,
     @Inject(CONSOLE_OPTIONS) private readonly options: RedisStreamsConsoleOptions,
     private readonly csrf: CsrfToken,
+    connection: ConsoleConnection,
   ) {
-    this.overviewCache = new OverviewCache(
-      () => ops.overview(),
+    this.grafanaUrl = grafanaLink(options.grafanaUrl);
+    const sampleMs = options.historySampleMs ?? HISTORY_DEFAULTS.sampleMs;
+    this.history = new GroupHistory(connection.redis, `${ops.audit.stream}:history`, sampleMs);
+    this.overviewCache = new SharedRead(
+      async () => {
+        const rows = await ops.overview();
+        // The charts' history: a sample per period, taken while someone watches. A failed sample
+        // (e.g. an ACL without XADD on the key) leaves a gap in the charts, not the overview.
+        void this.history.sample(rows).catch(() => undefined);
+        return rows;
+      },
       Math.max(250, (options.refreshMs ?? CONSOLE_DEFAULTS.refreshMs) / 2),
     );
+    this.historyCache = new SharedRead(() => this.history.read(), Math.min(sampleMs, 5_000));
   }
 
-  /** What the page needs to know about itself: can it write (and if not, why), its CSRF token, who it is. */
+  /**
+   * What the page needs to know about itself: may this caller write (the guard was asked, as for a
+   * write) and if not why, its CSRF token (only to a caller who may write), who it is.
+   */
   @Get('session')
+  @ConsoleSession()
   session(@Req() req: ConsoleRequest) {
-    const reason = this.options.readOnly ? CONSOLE_MESSAGES.readOnly : this.options.guard ? null : CONSOLE_MESSAGES.noGuard;
+    const reason = req.nrsConsoleWrite?.reason ?? CONSOLE_MESSAGES.noGuard;
+    const writable = req.nrsConsoleWrite?.allowed === true;
     return {
-      writable: reason === null,
-      reason,
+      writable,
+      reason: writable ? null : reason,
       readOnlyStreams: (this.options.streams ?? []).flatMap((s) => (typeof s === 'object' && s.readOnly ? [s.stream] : [])),
       csrfHeader: CONSOLE_DEFAULTS.csrfHeader,
-      csrfToken: reason === null ? this.csrf.value : null,
+      csrfToken: writable ? this.csrf.value : null,
       actor: req.nrsConsoleActor ?? 'anonymous',
       refreshMs: this.options.refreshMs ?? CONSOLE_DEFAULTS.refreshMs,
+      grafanaUrl: this.grafanaUrl,
     };
   }
 
@@ -72,6 +95,15 @@ export class ConsoleApiController {
   @Get('capabilities')
   capabilities() {
     return answer(() => this.ops.capabilities());
+  }
+
+  /** Every group's figures over the last samples (about an hour), oldest first, for the charts. */
+  @Get('history')
+  groupHistory() {
+    return answer(async () => ({
+      sampleMs: this.options.historySampleMs ?? HISTORY_DEFAULTS.sampleMs,
+      groups: await this.historyCache.get(),
+    }));
   }
 
   @Get('pending')
@@ -153,32 +185,32 @@ export class ConsoleApiController {
   }
 
   @Post('ack')
-  @ConsoleWrite()
+  @ConsoleWrite('ack')
   ack(@Body() b: Input, @Req() req: ConsoleRequest) {
     return answer(() => this.ops.ack(actor(req), name(b, 'stream'), name(b, 'group'), id(b)));
   }
 
   @Post('claim')
-  @ConsoleWrite()
+  @ConsoleWrite('claim')
   claim(@Body() b: Input, @Req() req: ConsoleRequest) {
     return answer(() => this.ops.claim(actor(req), name(b, 'stream'), name(b, 'group'), id(b), name(b, 'consumer')));
   }
 
   @Post('park')
-  @ConsoleWrite()
+  @ConsoleWrite('park')
   park(@Body() b: Input, @Req() req: ConsoleRequest) {
     return answer(() => this.ops.park(actor(req), name(b, 'stream'), name(b, 'group'), id(b)));
   }
 
   @Post('dead-letters/redrive')
-  @ConsoleWrite()
+  @ConsoleWrite('dlq.redrive')
   redrive(@Body() b: Input, @Req() req: ConsoleRequest) {
     return answer(() => this.ops.redrive(actor(req), name(b, 'stream'), id(b)));
   }
 
   /** Every dead letter matching reason/group; with neither, `all: true` must say that all is meant. */
   @Post('dead-letters/redrive-matching')
-  @ConsoleWrite()
+  @ConsoleWrite('dlq.redrive-matching')
   redriveMatching(@Body() b: Input, @Req() req: ConsoleRequest) {
     return answer(async () => {
       const filter = { reason: optionalName(b, 'reason'), group: optionalName(b, 'group') };
@@ -193,25 +225,25 @@ export class ConsoleApiController {
   }
 
   @Post('dead-letters/discard')
-  @ConsoleWrite()
+  @ConsoleWrite('dlq.discard')
   discard(@Body() b: Input, @Req() req: ConsoleRequest) {
     return answer(() => this.ops.discard(actor(req), name(b, 'stream'), id(b)));
   }
 
   @Post('cursor')
-  @ConsoleWrite()
+  @ConsoleWrite('setid')
   cursor(@Body() b: Input, @Req() req: ConsoleRequest) {
     return answer(() => this.ops.setCursor(actor(req), name(b, 'stream'), name(b, 'group'), cursorTarget(b), b?.force === true));
   }
 
   @Post('consumers/delete')
-  @ConsoleWrite()
+  @ConsoleWrite('consumer.delete')
   deleteConsumer(@Body() b: Input, @Req() req: ConsoleRequest) {
     return answer(() => this.ops.deleteConsumer(actor(req), name(b, 'stream'), name(b, 'group'), name(b, 'consumer')));
   }
 
   @Post('consumers/hand-over')
-  @ConsoleWrite()
+  @ConsoleWrite('consumer.hand-over')
   handOver(@Body() b: Input, @Req() req: ConsoleRequest) {
     return answer(() => this.ops.handOver(actor(req), name(b, 'stream'), name(b, 'group'), name(b, 'from'), name(b, 'to')));
   }

@@ -63,6 +63,7 @@ export function consolePage(base: string): string {
 </head>
 <body>
 <header><h1>Redis Streams console</h1><nav id="nav"></nav><span id="session"></span></header>
+<div id="access"></div>
 <div id="notice" role="status"></div>
 <main id="main"><p>Loading…</p></main>
 </body>

@@ -73,3 +73,17 @@ export function cursorTarget(input: Input): CursorTarget {
   if (given[0] === 'time') return { time: parseTime(String(input?.time)) };
   return { end: true };
 }
+
+/** The dashboard link, checked at start-up: only an absolute http(s) URL becomes a link on the page. */
+export function grafanaLink(url: string | undefined): string | null {
+  if (url === undefined || url === '') return null;
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // Refused below, naming the value.
+  }
+  if (!parsed || !['http:', 'https:'].includes(parsed.protocol))
+    throw new Error(`grafanaUrl must be an absolute http(s) URL (the Grafana dashboard), got ${JSON.stringify(url)}.`);
+  return parsed.href;
+}

@@ -61,6 +61,13 @@ export interface RedisStreamsConsoleOptions {
   auditRefusalsMaxLen?: number;
   /** A group whose oldest pending entry is idle this long gets the "stalled" badge. @default 60000 */
   stalledAfterMs?: number;
+  /**
+   * The charts' sampling period: one sample of every group's figures per period, kept in
+   * `<auditStream>:history` (about 120 samples), shared by every replica. @default 30000
+   */
+  historySampleMs?: number;
+  /** The Grafana dashboard (e.g. deploy/grafana's), linked from every page when set; http(s) only. */
+  grafanaUrl?: string;
 }
 
 /** `forRootAsync`: options from a factory with injected dependencies. */

@@ -4,6 +4,8 @@ export const CONSOLE_OPTIONS = Symbol('nest-redis-streams:console-options');
 export const CONSOLE_OPERATIONS = Symbol('nest-redis-streams:console-operations');
 /** Metadata key marking a handler as a write. */
 export const CONSOLE_WRITE = 'nest-redis-streams:console-write';
+/** Metadata key marking the session handler. */
+export const CONSOLE_SESSION = 'nest-redis-streams:console-session';
 
 export const CONSOLE_DEFAULTS = {
   path: 'streams-console',
@@ -34,7 +36,12 @@ export const CONSOLE_MESSAGES = {
   noGuard:
     'Write actions are off: the console has no guard. Pass guard (a Nest CanActivate or a function of the request) to ' +
     'RedisStreamsConsoleModule.forRoot so that every action has someone accountable for it.',
-  csrf: `Missing or wrong CSRF token: send the token from GET api/session in the ${CONSOLE_DEFAULTS.csrfHeader} header.`,
+  csrf:
+    `Missing or wrong CSRF token: send the token from GET api/session in the ${CONSOLE_DEFAULTS.csrfHeader} header. ` +
+    'Behind a load balancer, give every instance the same csrfSecret (without one, each process makes its own token).',
   crossSite: 'Cross-site write refused: the request did not come from the console page.',
   denied: 'The console guard refused this request.',
+  writesDenied: (actor: string) =>
+    `The console guard refuses writes for ${actor}: the page shows figures and payloads only. Ask whoever runs the ` +
+    'console for write access (the guard sees access "write").',
 };

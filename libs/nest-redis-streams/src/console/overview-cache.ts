@@ -1,18 +1,16 @@
-import type { StreamOverview } from '../operations/overview.js';
-
 /**
- * Shares one overview read among every open page: a read younger than `maxAgeMs` (or still in
- * flight) is reused, so Redis work per refresh period stays one read however many people watch.
+ * Shares one read among every open page: a read younger than `maxAgeMs` (or still in flight) is
+ * reused, so Redis work per refresh period stays one read however many people watch.
  */
-export class OverviewCache {
-  private last: { at: number; value: Promise<StreamOverview[]> } | null = null;
+export class SharedRead<T> {
+  private last: { at: number; value: Promise<T> } | null = null;
 
   constructor(
-    private readonly read: () => Promise<StreamOverview[]>,
+    private readonly read: () => Promise<T>,
     private readonly maxAgeMs: number,
   ) {}
 
-  get(): Promise<StreamOverview[]> {
+  get(): Promise<T> {
     const now = Date.now();
     if (!this.last || now - this.last.at >= this.maxAgeMs) {
       const value = this.read();

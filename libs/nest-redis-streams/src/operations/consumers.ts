@@ -1,9 +1,20 @@
 import type { Redis } from 'ioredis';
+import { groupMembersKey } from '../ownership/ownership-keys.js';
 import { isNoGroupError } from '../redis/errors.js';
 import { type XPendingRow, pairsToObject } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { OperationError } from './operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
+import { partitionOfKey, redisNow } from './ownership.js';
+
+/**
+ * What a consumer's liveness was judged by. `heartbeat`: the library's own (under `ownership:
+ * 'exclusive'`, each instance renews its membership lease in the group, even on a quiet stream).
+ * `server`: Redis 7.2+, whose `idle` counts every read attempt, blocked ones included. `idle`:
+ * older Redis, whose `idle` counts only reads that returned entries, so a healthy consumer of a
+ * quiet stream looks idle: `active` false means "no entries read lately", not "gone".
+ */
+export type LivenessSource = 'heartbeat' | 'server' | 'idle';
 
 /** A consumer of a group as XINFO CONSUMERS reports it, with the first ids it holds. */
 export interface ConsumerInfo {
@@ -13,10 +24,33 @@ export interface ConsumerInfo {
   idleMs: number;
   /** Since its last successful read (Redis 7.2+); null on older servers. */
   inactiveMs: number | null;
-  /** Whether it counts as running: seen within `activeConsumerMs`. */
+  /** Whether it counts as running: a live heartbeat, else seen within `activeConsumerMs`. */
   active: boolean;
+  /** What `active` was judged by. */
+  liveness: LivenessSource;
+  /** Under a heartbeat: how long its membership lease still runs (ms, Redis' clock); else null. */
+  heartbeatLeftMs: number | null;
   /** The oldest ids in its PEL (up to `sample`). */
   holds: string[];
+}
+
+/**
+ * Live heartbeats of the group's members by consumer name (a member is `<consumer>#<instance>`):
+ * the longest lease left of each. Empty under shared consumption (no members key), or when the
+ * caller may not read it (an ACL without ZRANGE or TIME): liveness then falls back to the server.
+ */
+async function readHeartbeats(redis: Redis, stream: string, group: string): Promise<Map<string, number>> {
+  const base = partitionOfKey(stream)?.stream ?? stream;
+  const read = Promise.all([redisNow(redis), redis.zrange(groupMembersKey(base, group), '0', '-1', 'WITHSCORES')]);
+  const [now, rows] = await read.catch(() => [0, [] as string[]] as const);
+  const left = new Map<string, number>();
+  for (let i = 0; i + 1 < rows.length; i += 2) {
+    const ms = Number(rows[i + 1]) - now;
+    const hash = rows[i].lastIndexOf('#');
+    const consumer = hash > 0 ? rows[i].slice(0, hash) : rows[i];
+    if (ms > 0 && ms > (left.get(consumer) ?? 0)) left.set(consumer, ms);
+  }
+  return left;
 }
 
 /** How many held ids are listed per consumer. */
@@ -38,20 +72,27 @@ export async function listConsumers(
   group: string,
   activeConsumerMs: number,
 ): Promise<ConsumerInfo[]> {
-  const rows = (await redis.xinfo('CONSUMERS', stream, group).catch((err) => noGroup(err, stream, group))) as unknown[][];
-  const consumers = rows.map((row) => {
+  const [rows, heartbeats] = await Promise.all([
+    redis.xinfo('CONSUMERS', stream, group).catch((err) => noGroup(err, stream, group)) as Promise<unknown[][]>,
+    readHeartbeats(redis, stream, group),
+  ]);
+  const consumers = rows.map((row): ConsumerInfo => {
     const info = pairsToObject(row);
+    const name = String(info.name);
     const idleMs = Number(info.idle);
     const inactiveMs = info.inactive === undefined || info.inactive === null ? null : Number(info.inactive);
     // Redis 7.2+ says -1 for a consumer that never read successfully.
     const seen = inactiveMs === null || inactiveMs < 0 ? idleMs : Math.min(idleMs, inactiveMs);
+    const heartbeatLeftMs = heartbeats.get(name) ?? null;
     return {
-      name: String(info.name),
+      name,
       pending: Number(info.pending),
       idleMs,
       inactiveMs,
-      active: seen < activeConsumerMs,
-      holds: [] as string[],
+      active: heartbeatLeftMs !== null || seen < activeConsumerMs,
+      liveness: heartbeatLeftMs !== null ? 'heartbeat' : inactiveMs !== null ? 'server' : 'idle',
+      heartbeatLeftMs,
+      holds: [],
     };
   });
   const holders = consumers.filter((c) => c.pending > 0);

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { isNoGroupError } from '../redis/errors.js';
 import type { XPendingRow } from '../redis/replies.js';
+import { type HandlerErrorRecord, readHandlerErrors } from '../recovery/handler-errors.js';
 import { OperationError } from './operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import { MAX_SEQ, idTime } from './stream-position.js';
@@ -15,7 +16,13 @@ export interface PendingEntry {
   time: number;
   consumer: string;
   idleMs: number;
+  /** When it was last delivered (or its lease renewed, or a retry scheduled): now less `idleMs`. */
+  lastDeliveryAt: number;
   deliveries: number;
+  /** The envelope's `published_at` (ms since epoch); null for an entry without one. */
+  publishedAt: number | null;
+  /** Its last handler failure, as the consumer recorded it (bounded, expiring: may be gone); null if none. */
+  lastError: HandlerErrorRecord | null;
   /** The entry's fields; null when the payload is gone (trimmed or deleted while pending). */
   fields: FieldPairs | null;
 }
@@ -56,6 +63,13 @@ function toPairs(fields: string[] | null | undefined): FieldPairs | null {
   return pairs;
 }
 
+/** The envelope's `published_at`, when the entry has a valid one. */
+function publishedAt(fields: FieldPairs | null): number | null {
+  const raw = fields?.find(([name]) => name === 'published_at')?.[1];
+  const ms = raw === undefined ? Number.NaN : Number(raw);
+  return Number.isSafeInteger(ms) && ms > 0 ? ms : null;
+}
+
 function groupMissing(err: unknown, stream: string, group: string): never {
   if (isNoGroupError(err)) throw new OperationError('not-found', OPERATIONS_MESSAGES.noGroup(stream, group));
   throw err;
@@ -77,17 +91,22 @@ export async function readPendingPage(
   const rows = (await (redis.xpending as (...a: unknown[]) => Promise<unknown>)(stream, group, ...args).catch((err) =>
     groupMissing(err, stream, group),
   )) as XPendingRow[];
-  const payloads = await readPayloads(
-    redis,
-    stream,
-    rows.map(([id]) => id),
-  );
+  const ids = rows.map(([id]) => id);
+  const now = Date.now();
+  const [payloads, errors] = await Promise.all([
+    readPayloads(redis, stream, ids),
+    // A user without XREVRANGE on the errors key (an older ACL) still gets the page.
+    readHandlerErrors(redis, stream, group, ids).catch(() => new Map<string, HandlerErrorRecord>()),
+  ]);
   const items = rows.map(([id, consumer, idleMs, deliveries], i) => ({
     id,
     time: idTime(id),
     consumer,
     idleMs: Number(idleMs),
+    lastDeliveryAt: now - Number(idleMs),
     deliveries: Number(deliveries),
+    publishedAt: publishedAt(payloads[i]),
+    lastError: errors.get(id) ?? null,
     fields: payloads[i],
   }));
   return { items, next: items.length === query.count ? items[items.length - 1].id : null };

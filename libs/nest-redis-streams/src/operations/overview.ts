@@ -27,6 +27,8 @@ export interface GroupOverview extends StreamStats {
    * generation and lease; null for shared consumption.
    */
   owner: GroupOwner | null;
+  /** Entries the group has read (XINFO GROUPS `entries-read`, Redis 7.0+); null where unknown. */
+  entriesRead: number | null;
   /** Set instead of figures when the group could not be read. */
   error?: string;
 }
@@ -73,22 +75,22 @@ export async function readOverview(
     readGroupOwners(redis, targets),
   ]);
   let next = 0;
-  return found.map(({ stream, length, groups }, i) => ({
+  return found.map(({ stream, length, groups, entriesRead }, i) => ({
     stream,
     length,
     retention: settings[i].retention ?? null,
     deadLetterStream: settings[i].deadLetterStream,
     readOnly: settings[i].readOnly ?? false,
-    groups: groups.map(() => {
+    groups: groups.map((_, g) => {
       const [result, owner] = [stats[next], owners[next++]];
       return result instanceof Error
         ? failedGroup(targets[next - 1], result)
-        : { ...withBadges(result, options.stalledAfterMs), owner };
+        : { ...withBadges(result, options.stalledAfterMs), owner, entriesRead: entriesRead[g] ?? null };
     }),
   }));
 }
 
-function withBadges(stats: StreamStats, stalledAfterMs: number): Omit<GroupOverview, 'owner'> {
+function withBadges(stats: StreamStats, stalledAfterMs: number): Omit<GroupOverview, 'owner' | 'entriesRead'> {
   const badges: GroupBadge[] = [];
   if (stats.consumers === 0) badges.push('no-consumers');
   if (stats.pending > 0 && stats.oldestIdleMs >= stalledAfterMs) badges.push('stalled');
@@ -106,6 +108,7 @@ function failedGroup(target: { stream: string; group: string; deadLetterStream: 
     consumers: 0,
     badges: [],
     owner: null,
+    entriesRead: null,
     error: err.message,
   };
 }

@@ -66,7 +66,7 @@ function toOwner(row: OwnerHash, now: number): GroupOwner {
 }
 
 /** Redis' clock in ms: leases are stamped by it, so time left is measured by it too. */
-async function redisNow(redis: Redis): Promise<number> {
+export async function redisNow(redis: Redis): Promise<number> {
   const [seconds, micros] = await redis.time();
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }

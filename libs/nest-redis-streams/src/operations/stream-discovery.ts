@@ -10,6 +10,8 @@ export interface DiscoveredStream {
   /** Entries in the stream (XLEN); 0 for a stream that does not exist. */
   length: number;
   groups: string[];
+  /** Per group (same order): XINFO GROUPS `entries-read` (Redis 7.0+), null where unknown. */
+  entriesRead: Array<number | null>;
 }
 
 /**
@@ -49,10 +51,14 @@ export async function readStreamGroups(redis: Redis, streams: readonly string[])
   const flat = replies.flat();
   return streams.map((stream, i) => {
     const [[lenErr, length], [groupsErr, rows]] = [flat[2 * i] ?? [null, 0], flat[2 * i + 1] ?? [null, []]];
+    const groups = groupsErr ? [] : (rows as unknown[][]).map((row) => pairsToObject(row));
     return {
       stream,
       length: lenErr ? 0 : Number(length),
-      groups: groupsErr ? [] : (rows as unknown[][]).map((row) => String(pairsToObject(row).name)),
+      groups: groups.map((g) => String(g.name)),
+      entriesRead: groups.map((g) =>
+        g['entries-read'] === undefined || g['entries-read'] === null ? null : Number(g['entries-read']),
+      ),
     };
   });
 }

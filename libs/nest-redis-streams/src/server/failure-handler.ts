@@ -4,6 +4,7 @@ import { isNonRetryable } from '../errors/non-retryable.error.js';
 import type { EntryRef } from '../events/transport-events.js';
 import { deadLetterMetadata, describeError, escapedOriginalFields } from '../recovery/dead-letter-record.js';
 import { FENCED, claimIfOwned, deadLetterIfOwned } from '../ownership/fenced-writes.js';
+import { recordHandlerError } from '../recovery/handler-errors.js';
 import type { PartitionFence } from '../ownership/partition-fence.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import type { HeldEntry } from './held-entry.js';
@@ -52,6 +53,11 @@ export class FailureHandler {
       SERVER_MESSAGES.handlerFailed(entry.id, stream, group, consumer, entry.deliveries, maxDeliveries, message),
     );
     this.rt.events.emit('failed', { ...this.ref(entry), error });
+    // For the console's pending view: why it is still pending. Diagnostics only: a failure to
+    // record it changes nothing about the retry or dead letter below.
+    const errorClass = describeError(error).errorClass;
+    const record = { id: entry.id, consumer, deliveries: entry.deliveries, errorClass, message };
+    void recordHandlerError(this.rt.commands, stream, group, record).catch(() => undefined);
     if (entry.lost) return 'lost';
     if (entry.trimmed) return this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
     if (isNonRetryable(error)) return this.park(entry, DeadLetterReason.NON_RETRYABLE, error);

@@ -6,6 +6,13 @@ import { escapeControls, printable } from '../output.js';
 import { formatTable } from '../table.js';
 import { UsageError } from '../usage.error.js';
 
+/** What the state column was judged by (see `LivenessSource`). */
+const LIVENESS = {
+  heartbeat: 'heartbeat',
+  server: 'server idle',
+  idle: 'idle (Redis < 7.2)',
+} as const;
+
 /** `consumers`: a group's consumers, and deleting an idle one without losing what it holds. */
 export const consumersCommand: Command = {
   name: 'consumers',
@@ -13,6 +20,9 @@ export const consumersCommand: Command = {
   help: `Usage: nest-redis-streams consumers <stream> <group> [--delete <consumer> [--hand-over-to <consumer>]]
 
 Lists the group's consumers: pending entries, idle time, active or not, the first ids held.
+"judged by" says how: "heartbeat" (ownership: 'exclusive' renews a lease per instance, even on a
+quiet stream), "server idle" (Redis 7.2+ counts every read attempt), "idle (Redis < 7.2)" (only
+reads that returned entries count: a consumer of a quiet stream shows "quiet or gone").
   --delete <name>          delete this consumer; refused while it holds pending entries
   --hand-over-to <name>    first move the entries it holds to this consumer (delivery counts kept)
 
@@ -56,10 +66,11 @@ Example: nest-redis-streams consumers orders payments --delete pod-3 --hand-over
       printable(c.name, 40),
       String(c.pending),
       formatDuration(c.idleMs),
-      c.active ? 'active' : 'idle',
+      c.active ? 'active' : c.liveness === 'idle' ? 'quiet or gone' : 'idle',
       c.holds.join(' ') + (c.pending > c.holds.length ? ' …' : ''),
+      LIVENESS[c.liveness],
     ]);
-    ctx.print(formatTable(['consumer', 'pending', 'idle', 'state', 'holds'], rows, new Set([1, 2])));
+    ctx.print(formatTable(['consumer', 'pending', 'idle', 'state', 'holds', 'judged by'], rows, new Set([1, 2])));
     return EXIT.ok;
   },
 };

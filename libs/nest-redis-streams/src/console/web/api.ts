@@ -10,6 +10,7 @@ export interface Session {
   csrfToken: string | null;
   actor: string;
   refreshMs: number;
+  grafanaUrl: string | null;
 }
 
 let session: Session | null = null;

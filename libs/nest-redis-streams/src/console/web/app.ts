@@ -24,10 +24,18 @@ async function render(): Promise<void> {
       ['overview', 'Overview'],
       ['audit', 'Audit'],
     ].map(([v, label]) => h('a', { href: route(v), class: (view || 'overview') === v ? 'active' : undefined }, label)),
+    session.grafanaUrl ? h('a', { href: session.grafanaUrl, 'data-test': 'grafana', rel: 'noopener' }, 'Grafana dashboard') : '',
   );
   replace(
     document.getElementById('session')!,
-    session.writable ? `signed in as ${session.actor}` : `read-only: ${session.reason}`,
+    session.writable
+      ? `signed in as ${session.actor}`
+      : h('span', { title: session.reason ?? '' }, `read-only for ${session.actor}`),
+  );
+  // Why there are no action buttons: the guard (or the options) would refuse them.
+  replace(
+    document.getElementById('access')!,
+    session.writable ? '' : h('span', { 'data-test': 'read-only-reason' }, `Actions hidden: ${session.reason}`),
   );
   try {
     if (view === 'group') replace(main, await groupView(params, render));

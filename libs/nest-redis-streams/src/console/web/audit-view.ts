@@ -1,5 +1,5 @@
 import { get } from './api.js';
-import { h, table } from './dom.js';
+import { h, ident, table, when } from './dom.js';
 import type { AuditRecord } from '../../operations/audit-log.js';
 
 const outcome = (r: AuditRecord) => {
@@ -14,7 +14,7 @@ const outcome = (r: AuditRecord) => {
 const records = (items: AuditRecord[]) =>
   table(
     ['when', 'who', 'action', 'stream', 'group', 'target', 'parameters', 'result'],
-    items.map((r) => [new Date(r.at).toISOString(), r.actor, r.action, r.stream, r.group, r.target, r.params, outcome(r)]),
+    items.map((r) => [ident(when(r.at)), r.actor, ident(r.action), r.stream, r.group, ident(r.target), r.params, outcome(r)]),
   );
 
 /** Every write made through the console or the CLI, newest first; refused requests below, kept apart. */

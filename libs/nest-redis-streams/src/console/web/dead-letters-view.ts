@@ -1,5 +1,5 @@
 import { canWrite, get, loadSession, post } from './api.js';
-import { h, route, table } from './dom.js';
+import { h, ident, route, table, when } from './dom.js';
 import { payload } from './group-view.js';
 import { act } from './notice.js';
 
@@ -7,7 +7,7 @@ interface Letter {
   id: string;
   reason: string;
   stream: string;
-  originalId: string;
+  originalId?: string;
   group: string;
   error: string;
   errorClass: string;
@@ -46,13 +46,15 @@ export async function deadLettersView(params: URLSearchParams, rerender: () => P
   const rows = page.items.map((d) => {
     const tomb = TOMBSTONES.includes(d.reason);
     return [
-      d.id,
-      h('span', { class: tomb ? 'loss' : undefined }, d.reason),
+      ident(d.id),
+      ident(when(d.parkedAt)),
+      ident(d.reason, tomb ? 'loss' : undefined),
       d.group,
       d.deliveries,
-      d.originalId,
+      ident(d.originalId ?? ''),
+      ident(when(Number((d.originalId ?? '').split('-')[0]))),
       d.errorClass,
-      d.error,
+      h('span', { class: 'wide' }, d.error),
       tomb ? h('span', { class: 'loss' }, 'lost to trimming') : payload(d.fields),
       writable
         ? h(
@@ -159,7 +161,11 @@ export async function deadLettersView(params: URLSearchParams, rerender: () => P
             )
           : '',
       ),
-      table(['id', 'reason', 'group', 'deliveries', 'original id', 'class', 'error', 'payload', ''], rows, [3]),
+      table(
+        ['id', 'parked at', 'reason', 'group', 'deliveries', 'original id', 'added at', 'class', 'error', 'payload', ''],
+        rows,
+        [4],
+      ),
       page.next
         ? h(
             'div',

@@ -6,6 +6,7 @@ type Attrs = {
   class?: string;
   title?: string;
   href?: string;
+  rel?: string;
   type?: string;
   value?: string;
   placeholder?: string;
@@ -40,7 +41,18 @@ export function replace(target: HTMLElement, ...children: Child[]): void {
       target.append(typeof child === 'object' ? child : String(child));
 }
 
-export function table(headers: string[], rows: Child[][], numeric: number[] = []): HTMLElement {
+/** A moment as UTC date and time to the second (`2026-05-01 12:00:07Z`): the same for every viewer. */
+export function when(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms) || ms <= 0) return '';
+  return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')}Z`;
+}
+
+/** An id, name or reason that must stay on one line (copied whole, compared by eye). */
+export function ident(text: string, cls?: string): HTMLElement {
+  return h('span', { class: cls ? `ident ${cls}` : 'ident' }, text);
+}
+
+export function table(headers: string[], rows: Child[][], numeric: number[] = [], rowClasses: string[] = []): HTMLElement {
   return h(
     'table',
     {},
@@ -48,7 +60,13 @@ export function table(headers: string[], rows: Child[][], numeric: number[] = []
     h(
       'tbody',
       {},
-      ...rows.map((r) => h('tr', {}, ...r.map((c, i) => h('td', { class: numeric.includes(i) ? 'num' : undefined }, c)))),
+      ...rows.map((r, n) =>
+        h(
+          'tr',
+          { class: rowClasses[n] || undefined },
+          ...r.map((c, i) => h('td', { class: numeric.includes(i) ? 'num' : undefined }, c)),
+        ),
+      ),
     ),
   );
 }

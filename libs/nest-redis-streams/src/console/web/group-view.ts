@@ -1,22 +1,84 @@
 import { canWrite, get, loadSession, post } from './api.js';
-import { duration, h, jsonTree, table } from './dom.js';
+import { type Series, chart } from './charts.js';
+import { duration, h, ident, jsonTree, table, when } from './dom.js';
+import { type Stream, badges } from './overview-view.js';
 import { act, notify } from './notice.js';
 import { ownershipCard } from './ownership-card.js';
 
 type Pairs = Array<[string, string]>;
 interface Pending {
   id: string;
+  time: number;
   consumer: string;
   idleMs: number;
+  lastDeliveryAt: number;
   deliveries: number;
+  publishedAt: number | null;
+  lastError: { at: number; consumer: string; deliveries: number; errorClass: string; message: string } | null;
   fields: Pairs | null;
+}
+
+/** The group's own figures and badges, from the overview (one shared read). */
+function groupFigures(streams: Stream[], stream: string, group: string): HTMLElement {
+  const g = streams.find((s) => s.stream === stream)?.groups.find((x) => x.group === group);
+  if (!g) return h('p', { class: 'muted' }, 'This group is not in the overview.');
+  const figure = (label: string, value: string | number) => h('div', {}, h('b', {}, String(value)), h('span', {}, label));
+  return h(
+    'div',
+    { 'data-test': 'group-figures' },
+    h(
+      'div',
+      { class: 'figures' },
+      figure('pending', g.pending),
+      figure('oldest idle', duration(g.oldestIdleMs)),
+      figure('lag', g.lag === null ? 'unknown' : g.lag),
+      figure('dead letters', g.groupDeadLetters ?? `${g.deadLetters} (all groups)`),
+      figure('consumers', g.consumers),
+    ),
+    badges(g),
+  );
+}
+
+/** The last handler failure of a pending entry: when, where, which delivery, what. */
+function lastError(e: Pending): HTMLElement | string {
+  if (!e.lastError) return '';
+  const err = e.lastError;
+  return h(
+    'span',
+    { class: 'error-text wide', title: `${when(err.at)} at ${err.consumer}, delivery ${err.deliveries}` },
+    `${err.errorClass ? `${err.errorClass}: ` : ''}${err.message}`,
+    h('small', { class: 'muted' }, ` (${when(err.at)}, delivery ${err.deliveries})`),
+  );
 }
 interface Consumer {
   name: string;
   pending: number;
   idleMs: number;
   active: boolean;
+  liveness: 'heartbeat' | 'server' | 'idle';
+  heartbeatLeftMs: number | null;
   holds: string[];
+}
+
+/** A consumer's state and what it was judged by: the library's heartbeat, Redis 7.2+'s idle, or older Redis' idle. */
+function consumerState(c: Consumer): HTMLElement {
+  if (c.liveness === 'heartbeat')
+    return h(
+      'span',
+      { title: `membership lease renewed by the instance, ${duration(c.heartbeatLeftMs ?? 0)} left` },
+      'active · heartbeat',
+    );
+  if (c.liveness === 'server')
+    return h(
+      'span',
+      { title: 'Redis 7.2+: idle counts every read attempt, blocked ones too' },
+      `${c.active ? 'active' : 'idle'} · server`,
+    );
+  return h(
+    'span',
+    { title: 'Redis < 7.2 counts only reads that returned entries: a healthy consumer of a quiet stream looks idle' },
+    c.active ? 'active · idle time' : 'quiet or gone · idle time (Redis < 7.2)',
+  );
 }
 interface Preview {
   from: string;
@@ -57,7 +119,9 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
     to: params.get('to') ?? undefined,
     count: '25',
   };
-  const [consumers, pel, ownership] = await Promise.all([
+  const [overview, history, consumers, pel, ownership] = await Promise.all([
+    get<Stream[]>('overview'),
+    get<{ groups: Series[] }>('history').catch(() => ({ groups: [] as Series[] })),
     get<Consumer[]>('consumers', { stream, group }),
     get<{ items: Pending[]; next: string | null }>('pending', query),
     ownershipCard(stream, group),
@@ -69,18 +133,20 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
   };
 
   const consumerRows = consumers.map((c) => [
-    c.name,
+    ident(c.name),
     c.pending,
     duration(c.idleMs),
-    c.active ? 'active' : 'idle',
+    consumerState(c),
     c.holds.join(' '),
-    writable
+    // A live consumer is not offered for deletion; one judged by old Redis' idle time is, with a warning.
+    writable && !c.active
       ? h(
           'button',
           {
             class: 'danger',
             onclick: () => {
-              if (!confirm(`Delete consumer "${c.name}"? Refused while it holds pending entries.`)) return;
+              const quiet = c.liveness === 'idle' ? ' Redis < 7.2 cannot tell a quiet consumer from a gone one.' : '';
+              if (!confirm(`Delete consumer "${c.name}"? Refused while it holds pending entries.${quiet}`)) return;
               void act(`Delete ${c.name}`, () => post('consumers/delete', { stream, group, consumer: c.name }), rerender);
             },
           },
@@ -90,10 +156,13 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
   ]);
 
   const pelRows = pel.items.map((e) => [
-    e.id,
-    e.consumer,
-    duration(e.idleMs),
+    ident(e.id),
+    ident(when(e.time)),
+    ident(when(e.publishedAt)),
+    ident(e.consumer),
+    h('span', { title: `idle ${duration(e.idleMs)}` }, ident(when(e.lastDeliveryAt))),
     e.deliveries,
+    lastError(e),
     payload(e.fields),
     writable
       ? h(
@@ -151,7 +220,10 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
     h(
       'section',
       { class: 'card' },
-      h('h2', {}, `${stream} / ${group}`, h('small', {}, 'consumers')),
+      h('h2', {}, `${stream} / ${group}`),
+      groupFigures(overview, stream, group),
+      chart(history.groups.find((g) => g.stream === stream && g.group === group)),
+      h('h3', {}, 'Consumers'),
       table(['consumer', 'pending', 'idle', 'state', 'holds', ''], consumerRows, [1, 2]),
     ),
     ownership,
@@ -203,7 +275,11 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
         h('button', { type: 'submit' }, 'find by id'),
       ),
       found,
-      table(['id', 'consumer', 'idle', 'deliveries', 'payload', ''], pelRows, [2, 3]),
+      table(
+        ['id', 'added at', 'published at', 'consumer', 'last delivery', 'deliveries', 'last error', 'payload', ''],
+        pelRows,
+        [5],
+      ),
       h(
         'div',
         { class: 'pager' },

@@ -1,7 +1,8 @@
 import { get } from './api.js';
+import { type Series, sparkline } from './charts.js';
 import { duration, h, route, table } from './dom.js';
 
-interface Group {
+export interface Group {
   stream: string;
   group: string;
   pending: number;
@@ -14,7 +15,7 @@ interface Group {
   owner: { owner: string | null; generation: number; leaseLeftMs: number | null } | null;
   error?: string;
 }
-interface Stream {
+export interface Stream {
   stream: string;
   length: number;
   retention: { maxLen?: number; minIdAgeMs?: number } | null;
@@ -40,9 +41,36 @@ function owner(o: Group['owner']): HTMLElement | string {
   return h('span', { title: `generation ${o.generation}` }, o.owner, h('small', { class: 'muted' }, ` gen ${o.generation}`));
 }
 
-/** Every stream and group with its figures and badges. */
+/** How much a group needs a look: read errors first, then each badge. */
+const trouble = (g: Group) => (g.error ? 10 : 0) + g.badges.length;
+
+/** The groups' badges (or the error that kept their figures from being read). */
+export function badges(g: Group): HTMLElement {
+  return h(
+    'span',
+    {},
+    ...(g.error
+      ? [h('span', { class: 'badge bad' }, g.error)]
+      : g.badges.map((b) => h('span', { class: `badge ${b}` }, b.replace('-', ' ')))),
+  );
+}
+
+/** Problem groups first in each stream, and streams with problems first; otherwise the order Redis gave. */
+export function problemsFirst(streams: Stream[]): Stream[] {
+  const sorted = streams.map((s) => ({ ...s, groups: [...s.groups].sort((a, b) => trouble(b) - trouble(a)) }));
+  const worst = (s: Stream) => Math.max(0, ...s.groups.map(trouble));
+  return sorted.sort((a, b) => worst(b) - worst(a));
+}
+
+/** Every stream and group with its figures and badges; groups that need a look first, highlighted. */
 export async function overviewView(): Promise<HTMLElement> {
-  const streams = await get<Stream[]>('overview');
+  const [overview, history] = await Promise.all([
+    get<Stream[]>('overview'),
+    // The charts are an extra: without them (an old ACL), the figures still show.
+    get<{ groups: Series[] }>('history').catch(() => ({ groups: [] as Series[] })),
+  ]);
+  const streams = problemsFirst(overview);
+  const seriesOf = (stream: string, group: string) => history.groups.find((g) => g.stream === stream && g.group === group);
   if (streams.length === 0) return h('p', { class: 'muted' }, 'No streams with consumer groups were found.');
   return h(
     'div',
@@ -58,9 +86,9 @@ export async function overviewView(): Promise<HTMLElement> {
           h('small', {}, `${s.length} entries · retention ${retention(s.retention)}${s.readOnly ? ' · read-only' : ''}`),
         ),
         table(
-          ['group', 'pending', 'oldest idle', 'lag', 'dead letters', 'consumers', 'owner', ''],
+          ['group', 'pending', 'oldest idle', 'lag', 'dead letters', 'consumers', 'owner', 'last hour', ''],
           s.groups.map((g) => [
-            h('a', { class: 'link', href: route('group', { stream: s.stream, group: g.group }) }, g.group),
+            h('a', { class: 'link ident', href: route('group', { stream: s.stream, group: g.group }) }, g.group),
             g.pending,
             duration(g.oldestIdleMs),
             g.lag === null ? 'unknown' : g.lag,
@@ -71,15 +99,11 @@ export async function overviewView(): Promise<HTMLElement> {
             ),
             g.consumers,
             owner(g.owner),
-            h(
-              'span',
-              {},
-              ...(g.error
-                ? [h('span', { class: 'badge bad' }, g.error)]
-                : g.badges.map((b) => h('span', { class: `badge ${b}` }, b.replace('-', ' ')))),
-            ),
+            sparkline(seriesOf(s.stream, g.group)),
+            badges(g),
           ]),
           [1, 2, 3, 4, 5],
+          s.groups.map((g) => (trouble(g) > 0 ? 'problem' : '')),
         ),
       ),
     ),

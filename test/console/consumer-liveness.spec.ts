@@ -1,0 +1,93 @@
+import { existsSync } from 'node:fs';
+import { Controller } from '@nestjs/common';
+import { EventPattern } from '@nestjs/microservices';
+import { StreamOperations } from 'nest-redis-streams';
+import { chromium } from 'playwright-core';
+import { runCli } from '../cli/run-cli.js';
+import { startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
+import { q, startConsoleApp } from './console-app.js';
+
+const { redis, closers } = testContext();
+
+/** A handler of `stream` in group `g`, exclusive (one partition: it owns the stream itself) or shared. */
+function handlerOf(stream: string, exclusive: boolean) {
+  @Controller()
+  class Quiet {
+    @EventPattern(
+      stream,
+      exclusive ? { group: 'g', partitions: 1, ownership: 'exclusive', ownershipLeaseMs: 600 } : { group: 'g' },
+    )
+    handle() {}
+  }
+  return Quiet;
+}
+
+const xinfoIdle = async (stream: string, consumer: string) => {
+  const rows = (await redis.xinfo('CONSUMERS', stream, 'g')) as unknown[][];
+  const row = rows.find((r) => r[1] === consumer);
+  return row ? Number(row[row.indexOf('idle') + 1]) : null;
+};
+
+describe('consumer liveness in the console and the CLI (real servers on quiet streams, real Redis)', () => {
+  it('a healthy consumer of a quiet stream is active by its heartbeat, not idle by XINFO; once stopped it is not', async () => {
+    const stream = unique('quiet');
+    const instance = await startMicroservice([handlerOf(stream, true)], { consumer: 'quiet-pod' });
+    let stopped = false;
+    closers.push(() => (stopped ? Promise.resolve() : instance.app.close()));
+    // The stream is quiet: the consumer reads nothing, and (Redis < 7.2) its idle time only grows.
+    const ops = new StreamOperations(redis, { activeConsumerMs: 500 });
+    await waitFor(async () => ((await xinfoIdle(stream, 'quiet-pod')) ?? 0) > 1_500, 'XINFO idle past 3 × activeConsumerMs');
+    const [live] = await ops.consumers(stream, 'g');
+    expect(live).toMatchObject({ name: 'quiet-pod', active: true, liveness: 'heartbeat' });
+    expect(live.heartbeatLeftMs).toBeGreaterThan(0);
+    expect(live.heartbeatLeftMs).toBeLessThanOrEqual(600);
+
+    const c = await startConsoleApp({ streams: [stream], auditStream: unique('audit') });
+    closers.push(() => c.app.close());
+    const shown = await c.get(`consumers?${q({ stream, group: 'g' })}`);
+    expect(shown.body).toEqual([expect.objectContaining({ name: 'quiet-pod', active: true, liveness: 'heartbeat' })]);
+
+    // The group page: the state says what it was judged by, and no delete button for a live consumer.
+    const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM_PATH).`);
+    const writer = await startConsoleApp({ streams: [stream], auditStream: unique('audit'), guard: () => 'ops', path: 'w' });
+    closers.push(() => writer.app.close());
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    closers.push(() => browser.close());
+    const page = await browser.newPage();
+    await page.goto(`${writer.base}#group?${new URLSearchParams({ stream, group: 'g' })}`);
+    await page.waitForSelector('[data-test=group] table');
+    const row = page.locator('[data-test=group] tr', { hasText: 'quiet-pod' }).first();
+    expect(await row.textContent()).toContain('active · heartbeat');
+    expect(await row.locator('button').count()).toBe(0);
+
+    const cli = await runCli(['consumers', stream, 'g']);
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toMatch(/quiet-pod\s+0\s+\S.*\s+active\s+heartbeat\s*$/m);
+
+    // Stopped: it leaves the members; its liveness falls back to the server's figures.
+    await instance.app.close();
+    stopped = true;
+    const [gone] = await waitFor(async () => {
+      const found = await ops.consumers(stream, 'g');
+      return found[0]?.liveness !== 'heartbeat' ? found : null;
+    }, 'the heartbeat to end');
+    expect(gone).toMatchObject({ name: 'quiet-pod', active: false, heartbeatLeftMs: null });
+    expect(gone.liveness).toBe(gone.inactiveMs === null ? 'idle' : 'server');
+  }, 60_000);
+
+  it('under shared consumption (no heartbeat) the source is the server, and the CLI says which', async () => {
+    const stream = unique('quiet-shared');
+    const instance = await startMicroservice([handlerOf(stream, false)], { consumer: 'shared-pod' });
+    closers.push(() => instance.app.close());
+    const ops = new StreamOperations(redis, { activeConsumerMs: 500 });
+    const [row] = await waitFor(async () => {
+      const found = await ops.consumers(stream, 'g');
+      return found.length === 1 ? found : null;
+    }, 'the consumer to register');
+    const source = row.inactiveMs === null ? 'idle' : 'server';
+    expect(row).toMatchObject({ name: 'shared-pod', liveness: source, heartbeatLeftMs: null });
+    const cli = await runCli(['consumers', stream, 'g']);
+    expect(cli.stdout).toContain(source === 'idle' ? 'idle (Redis < 7.2)' : 'server idle');
+  }, 60_000);
+});
