@@ -27,8 +27,13 @@ export interface GroupTally {
   dupEffects: number;
   deadLettered: number;
   tombstoned: number;
-  /** Keys with more than one record in the dead-letter stream. */
+  /** Keys with more than one record for the same stream entry: that entry was parked twice. */
   parkedTwice: string[];
+  /**
+   * Extra records of keys whose event the producer wrote twice (a re-sent XADD whose first reply
+   * was lost: two entry ids, one event id), each copy parked once. Not a double park.
+   */
+  copiesParked: number;
   /** Entries that the transport's trim audit reported as trimmed before delivery (no ids). */
   auditedLoss: number;
   /** Expected to be processed but parked, or expected to be parked but processed. */
@@ -107,6 +112,8 @@ export async function reconcile(
     deliveries.set(group, runs);
     const parked = new Map<string, DeadLetterRow>();
     const parkedTwice: string[] = [];
+    const parkedEntries = new Set<string>();
+    let copiesParked = 0;
     let auditedLoss = 0;
     for (const row of deadLetters) {
       if (row.group !== group) continue;
@@ -114,7 +121,9 @@ export async function reconcile(
         auditedLoss += row.lostCount;
         continue;
       }
-      if (parked.has(row.key)) parkedTwice.push(row.key);
+      if (parkedEntries.has(row.originalId)) parkedTwice.push(row.key);
+      else if (parked.has(row.key)) copiesParked++;
+      parkedEntries.add(row.originalId);
       parked.set(row.key, row);
     }
     const tally: GroupTally = {
@@ -126,6 +135,7 @@ export async function reconcile(
       deadLettered: 0,
       tombstoned: 0,
       parkedTwice,
+      copiesParked,
       auditedLoss,
       wrongOutcome: [],
       unrecorded: 0,
