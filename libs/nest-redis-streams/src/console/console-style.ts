@@ -25,6 +25,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .badge.stalled, .badge.bad { background: var(--bad); }
 .badge.no-consumers, .badge.warn { background: var(--warn); }
 .badge.ok { background: var(--ok); }
+.badge.off { background: var(--muted); }
 button { font: inherit; padding: 3px 9px; border: 1px solid var(--line); background: #fff; border-radius: 4px; cursor: pointer; }
 button.danger { border-color: #e3a6a1; color: var(--bad); }
 button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }

@@ -41,6 +41,52 @@ function owner(o: Group['owner']): HTMLElement | string {
   return h('span', { title: `generation ${o.generation}` }, o.owner, h('small', { class: 'muted' }, ` gen ${o.generation}`));
 }
 
+/** GET api/capabilities: what every node offers, and the nodes below their patch floor. */
+export interface Capabilities {
+  claim: boolean;
+  idmp: boolean;
+  ackDelete: boolean;
+  trimConditions: boolean;
+  nack: boolean;
+  nodes: Array<{ node: string; server: string; version: string; upgradeTo: string | null }>;
+}
+
+const CAPABILITY_NAMES: Array<[keyof Omit<Capabilities, 'nodes'>, string]> = [
+  ['claim', 'XREADGROUP CLAIM'],
+  ['idmp', 'XADD IDMP'],
+  ['trimConditions', 'ACKED trim'],
+  ['ackDelete', 'XACKDEL'],
+  ['nack', 'XNACK'],
+];
+
+/** One line over the streams: the servers, which stream features the transport may use, and who needs an upgrade. */
+function capabilityLine(c: Capabilities | null): HTMLElement | string {
+  if (!c || c.nodes.length === 0) return '';
+  const versions = [...new Set(c.nodes.map((n) => `${n.server} ${n.version}`))].join(', ');
+  const below = c.nodes.filter((n) => n.upgradeTo !== null);
+  return h(
+    'p',
+    { class: 'muted', 'data-test': 'capabilities' },
+    `${versions} · `,
+    ...CAPABILITY_NAMES.map(([key, label]) =>
+      h(
+        'span',
+        { class: `badge ${c[key] ? 'ok' : 'off'}`, title: c[key] ? 'every node has it' : 'not on every node' },
+        `${label} ${c[key] ? 'yes' : 'no'}`,
+      ),
+    ),
+    ...(below.length > 0
+      ? [
+          h(
+            'span',
+            { class: 'badge warn' },
+            `below the stream RESTORE fix: ${below.map((n) => `${n.node || n.server} → upgrade to ${n.upgradeTo}`).join(', ')}`,
+          ),
+        ]
+      : []),
+  );
+}
+
 /** How much a group needs a look: read errors first, then each badge. */
 const trouble = (g: Group) => (g.error ? 10 : 0) + g.badges.length;
 
@@ -64,10 +110,11 @@ export function problemsFirst(streams: Stream[]): Stream[] {
 
 /** Every stream and group with its figures and badges; groups that need a look first, highlighted. */
 export async function overviewView(): Promise<HTMLElement> {
-  const [overview, history] = await Promise.all([
+  const [overview, history, capabilities] = await Promise.all([
     get<Stream[]>('overview'),
-    // The charts are an extra: without them (an old ACL), the figures still show.
+    // The charts and the capability line are extras: without them (an old ACL), the figures still show.
     get<{ groups: Series[] }>('history').catch(() => ({ groups: [] as Series[] })),
+    get<Capabilities>('capabilities').catch(() => null),
   ]);
   const streams = problemsFirst(overview);
   const seriesOf = (stream: string, group: string) => history.groups.find((g) => g.stream === stream && g.group === group);
@@ -75,6 +122,7 @@ export async function overviewView(): Promise<HTMLElement> {
   return h(
     'div',
     { 'data-test': 'overview' },
+    capabilityLine(capabilities),
     ...streams.map((s) =>
       h(
         'section',
