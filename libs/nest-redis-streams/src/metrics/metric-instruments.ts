@@ -42,6 +42,8 @@ export interface MetricInstruments {
   xaddDuration: Histogram<'stream'>;
   redisMemoryUsed: Gauge<'node'>;
   redisMemoryMax: Gauge<'node'>;
+  streamCapability: Gauge<'capability'>;
+  redisNode: Gauge<'node' | 'server' | 'version' | 'patch_floor'>;
 }
 
 /** Where the instruments live and how the histograms bucket. */
@@ -112,5 +114,7 @@ export function getOrCreateInstruments(client: PromClient, settings: InstrumentS
     ),
     redisMemoryUsed: gaugeBy('redisMemoryUsed', ['node']),
     redisMemoryMax: gaugeBy('redisMemoryMax', ['node']),
+    streamCapability: gaugeBy('streamCapability', ['capability']),
+    redisNode: gaugeBy('redisNode', ['node', 'server', 'version', 'patch_floor']),
   };
 }

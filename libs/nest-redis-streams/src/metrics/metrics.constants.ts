@@ -129,6 +129,16 @@ export const METRIC_DEFINITIONS = {
     name: 'redis_memory_max_bytes',
     help: 'INFO memory maxmemory of each Redis node; 0 means no limit (sampled).',
   },
+  streamCapability: {
+    type: 'gauge',
+    name: 'stream_capability',
+    help: '1 when every Redis node has the stream capability (claim, idmp, ack_delete, trim_conditions, nack; probed at listen()), else 0.',
+  },
+  redisNode: {
+    type: 'gauge',
+    name: 'redis_node_info',
+    help: "Always 1: each Redis node's server, version and patch_floor (ok, or the release with the stream RESTORE fix to upgrade to).",
+  },
 } as const;
 
 /** Prometheus' names of one definition's series: a histogram adds _bucket, _sum and _count. */

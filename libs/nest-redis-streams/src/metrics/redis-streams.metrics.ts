@@ -4,6 +4,7 @@ import type { RedisStreamsClient } from '../client/redis-streams.client.js';
 import { readyCommands, statsTarget } from '../health/server-stats.js';
 import { sampleStreamStatsBatch, type SampledStreamStats } from '../health/stream-stats.js';
 import { withTimeout } from '../health/with-timeout.js';
+import { CAPABILITY_NAMES, type ServerCapabilities } from '../redis/capabilities.js';
 import { isConnectionClosedError } from '../redis/errors.js';
 import type { RedisStreamsServer } from '../server/redis-streams.server.js';
 import type { StreamConsumer } from '../server/stream-consumer.js';
@@ -51,6 +52,9 @@ interface Attachment {
  * const metrics = new RedisStreamsMetrics().attach(server, { registry });
  * ```
  */
+/** `ackDelete` → `ack_delete`: capability names as Prometheus label values. */
+const snakeCase = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
 @Injectable()
 export class RedisStreamsMetrics implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisStreamsMetrics.name);
@@ -158,6 +162,7 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
     if (consumers.length === 0) return;
     // From memory, not Redis: a loop that cannot read because Redis is away must still age.
     this.setLoopGauges(attachment, consumers, Date.now());
+    this.setCapabilityGauges(attachment.instruments, server.getCapabilities());
     try {
       const redis = readyCommands(server);
       const { sampleTimeoutMs, idleSampleSize } = attachment;
@@ -183,6 +188,15 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
       // Once per distinct failure: an outage would otherwise log on every interval.
       else if (message !== attachment.lastError) this.logger.warn(METRICS_MESSAGES.sampleFailed(message));
       attachment.lastError = message;
+    }
+  }
+
+  /** What listen() probed: labels for dashboards and alerts (a node below its patch floor, a capability missing on one node). */
+  private setCapabilityGauges(m: MetricInstruments, caps: ServerCapabilities | null): void {
+    if (!caps || caps.nodes.length === 0) return;
+    for (const name of CAPABILITY_NAMES) m.streamCapability.set({ capability: snakeCase(name) }, caps.all[name] ? 1 : 0);
+    for (const n of caps.nodes) {
+      m.redisNode.set({ node: n.node, server: n.server, version: n.version, patch_floor: n.patchFloor.floor ?? 'ok' }, 1);
     }
   }
 
