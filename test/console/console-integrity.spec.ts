@@ -233,6 +233,28 @@ describe('console audit integrity, bounds and served streams (real Redis)', () =
     60_000,
   );
 
+  it('answers an empty page after the last possible id or before 0-0, and 400 to a time Date.parse would guess, never 500', async () => {
+    const { stream, audit } = await arrange(redis);
+    const c = await start({ streams: [stream], auditStream: audit });
+    const last = '18446744073709551615-18446744073709551615';
+    for (const path of ['entries', 'pending', 'dead-letters']) {
+      const { status, body } = await c.get(`${path}?${q({ stream, group: 'g', after: last })}`);
+      expect({ path, status, body }).toMatchObject({ path, status: 200, body: { items: [], next: null } });
+    }
+    for (const before of ['0', '0-0']) {
+      const { status, body } = await c.get(`audit?${q({ before })}`);
+      expect({ before, status, body }).toEqual({ before, status: 200, body: { items: [], next: null } });
+    }
+    for (const from of ['-1', '1,2', 'May 1']) {
+      const { status, body } = await c.get(`entries?${q({ stream, from })}`);
+      expect({ from, status, message: body.message }).toEqual({
+        from,
+        status: 400,
+        message: `A time must be milliseconds since the epoch or an ISO date (2024-05-01T12:00:00Z), got "${from}".`,
+      });
+    }
+  });
+
   it('a filtered dead-letter scan stops between pages once its signal fires', async () => {
     const { stream, audit } = await arrange(redis);
     const ops = new StreamOperations(redis, { streams: [stream], auditStream: audit });

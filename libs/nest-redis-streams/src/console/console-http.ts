@@ -43,7 +43,7 @@ export const optionalName = (input: Input, key: string) =>
   input?.[key] === undefined || input?.[key] === '' ? undefined : name(input, key);
 export const id = (input: Input, key = 'id') => parseStreamId(String(input?.[key] ?? ''), key);
 export const optionalId = (input: Input, key: string) => (input?.[key] ? id(input, key) : undefined);
-export const optionalTime = (input: Input, key: string) => (input?.[key] ? parseTime(String(input[key])) : undefined);
+export const optionalTime = (input: Input, key: string) => (input?.[key] ? parseTime(input[key]) : undefined);
 export const count = (input: Input) => parseCount(input?.count, OPERATIONS_DEFAULTS.pageSize, OPERATIONS_DEFAULTS.maxPageSize);
 
 /** A partition count (1 to `maxPartitions`), or undefined to let the read find them. */
@@ -70,6 +70,6 @@ export function cursorTarget(input: Input): CursorTarget {
   if (given.length !== 1)
     throw new OperationError('bad-request', 'Give exactly one of id, time or end (true) for the new group cursor.');
   if (given[0] === 'id') return { id: id(input) };
-  if (given[0] === 'time') return { time: parseTime(String(input?.time)) };
+  if (given[0] === 'time') return { time: parseTime(input?.time) };
   return { end: true };
 }

@@ -27,3 +27,13 @@ describe('stream ids and times from user input', () => {
     expect(refused(() => parseTime(Number.NaN))).toMatch(/^bad-request/);
   });
 });
+
+describe('times from user input are digits or ISO dates, nothing Date.parse guesses', () => {
+  it('refuses "-1", "1,2", "May 1" and arrays (V8 reads the strings as dates in 2001) and takes ISO dates', () => {
+    for (const bad of ['-1', '1,2', 'May 1', ['1']])
+      expect(refused(() => parseTime(bad))).toMatch(/^bad-request: A time must be milliseconds since the epoch or an ISO date/);
+    expect(parseTime('2024-05-01T12:00:00Z')).toBe(Date.UTC(2024, 4, 1, 12));
+    expect(parseTime('2024-05-01')).toBe(Date.UTC(2024, 4, 1));
+    expect(parseTime('2024-05-01T12:00:00.250+02:00')).toBe(Date.UTC(2024, 4, 1, 10, 0, 0, 250));
+  });
+});
