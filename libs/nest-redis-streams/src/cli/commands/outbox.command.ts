@@ -38,14 +38,15 @@ Example: nest-redis-streams outbox --database-url postgres://app@db:5432/shop --
     stream: { type: 'string' },
     limit: { type: 'string' },
   },
-  prepare(parsed) {
+  prepare(parsed, env) {
     if (parsed.positionals.length > 0) {
       throw new UsageError(
         `"outbox" takes options only; unexpected "${parsed.positionals[0]}". Run "nest-redis-streams outbox --help".`,
       );
     }
     intOption(parsed, 'limit', 1);
-    if (stringOption(parsed, 'database-url') !== undefined) databaseUrlFrom(parsed, {});
+    // Before connecting to Redis: a missing database URL is a usage error whether Redis answers or not.
+    databaseUrlFrom(parsed, env);
     loadPg();
     return {};
   },
