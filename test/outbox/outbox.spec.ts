@@ -156,7 +156,19 @@ describe.each([pgKind, typeormKind, pgliteKind])('Outbox and OutboxRelay on $nam
       await expect(outbox.add(tx, 's', {}, { headers: { n: 1 as unknown as string } })).rejects.toThrow(
         /header "n" is number, not a string/,
       );
+      const circular: Record<string, unknown> = {};
+      circular.self = circular;
+      for (const payload of [{ amount: 10n }, circular]) {
+        const refused = await outbox.add(tx, 's', payload).catch((err: Error) => err);
+        expect(refused).toMatchObject({ name: 'InvalidOptionsError' });
+        expect((refused as Error).message).toMatch(
+          /^Outbox payload for stream "s" cannot be written as JSON \(.+\): pass plain data \(BigInt as a string, no circular references\)\.$/,
+        );
+      }
+      // Refused before any statement: the transaction goes on.
+      await outbox.add(tx, 's', { ok: true }, { eventId: 'after-refusals' });
     });
+    await t.query(`DELETE FROM nrs_outbox WHERE event_id = 'after-refusals'`);
     await t.db.transaction(async (tx) => {
       for (const id of ['old-sent', 'new-sent', 'old-unsent']) await outbox.add(tx, 's', {}, { eventId: id });
     });

@@ -57,7 +57,16 @@ export function validateOutboxEvent(
       );
     }
   }
-  const json = JSON.stringify(payload);
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(payload);
+  } catch (err) {
+    // A BigInt, a circular reference or a throwing toJSON: refused here, before any statement.
+    throw new InvalidOptionsError(
+      `Outbox payload for stream "${stream}" cannot be written as JSON (${(err as Error).message.replace(/\s*\n\s*/g, ' ')}): pass plain data (BigInt as a string, no circular references).`,
+      { cause: err },
+    );
+  }
   if (json === undefined) {
     throw new InvalidOptionsError(
       `Outbox payload for stream "${stream}" is ${typeof payload}, which JSON cannot hold: pass an object, array, string, number, boolean or null.`,
