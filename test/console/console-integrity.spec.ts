@@ -255,6 +255,19 @@ describe('console audit integrity, bounds and served streams (real Redis)', () =
     }
   });
 
+  it('refuses an audit cap that is not a positive integer when built (the outcome script wrote, then its XTRIM failed: a write answered as unrecorded)', () => {
+    for (const [key, value] of [
+      ['auditMaxLen', -1],
+      ['auditMaxLen', Number.NaN],
+      ['auditRefusalsMaxLen', 0],
+      ['auditRefusalsMaxLen', 2.5],
+    ] as const) {
+      expect(() => new StreamOperations(redis, { [key]: value })).toThrow(
+        `Option "${key}" must be a positive integer (console and CLI audit), got ${JSON.stringify(value)}.`,
+      );
+    }
+  });
+
   it('a filtered dead-letter scan stops between pages once its signal fires', async () => {
     const { stream, audit } = await arrange(redis);
     const ops = new StreamOperations(redis, { streams: [stream], auditStream: audit });

@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 import { DEAD_LETTER_SUFFIX } from '../constants.js';
+import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import { HEALTH_DEFAULTS } from '../health/health.constants.js';
+import { MESSAGES } from '../messages.js';
 import { DeadLetterService, type DeadLetter, type DeadLetterTally } from '../recovery/dead-letter.service.js';
 import { isCluster } from '../redis/connection.factory.js';
 import { type CapabilitySummary, probeCapabilities, probeKeyNear, summarizeCapabilities } from '../redis/capabilities.js';
@@ -102,6 +104,12 @@ export class StreamOperations {
       scanLimit: options.scanLimit ?? OPERATIONS_DEFAULTS.scanLimit,
       discoveryTtlMs: options.discoveryTtlMs ?? 30_000,
     };
+    // Checked here: the outcome script trims after it wrote, so a bad cap would fail it half done.
+    for (const key of ['auditMaxLen', 'auditRefusalsMaxLen'] as const) {
+      const value = this.o[key];
+      if (!Number.isSafeInteger(value) || value < 1)
+        throw new InvalidOptionsError(MESSAGES.positiveInteger(key, value, ' (console and CLI audit)'));
+    }
     this.scripted = withStreamScripts(redis);
     this.deadLetters = new DeadLetterService(redis);
     this.audit = new AuditLog(redis, {
