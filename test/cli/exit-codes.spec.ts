@@ -105,6 +105,13 @@ describe("the CLI's exit codes follow the README's table (0 ok, 1 limit, 2 usage
     }
   }, 60_000);
 
+  it('a --url whose database the server does not have exits 4 naming it, instead of acting on database 0', async () => {
+    const url = `${(process.env.REDIS_URL as string).replace(/\/\d*$/, '')}/99`;
+    const run = await runCli(['status', '--url', url]);
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 4, stdout: '' });
+    expect(run.stderr).toContain(`Redis at ${url} refused database 99 (ERR DB index is out of range)`);
+  }, 60_000);
+
   it('Redis unreachable exits 4 with a message that says where and to pass --url', async () => {
     const run = await runCli(['status', '--url', NOWHERE]);
     expect(run.code).toBe(4);
