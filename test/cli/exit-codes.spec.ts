@@ -98,6 +98,18 @@ describe("the CLI's exit codes follow the README's table (0 ok, 1 limit, 2 usage
     expect(await redis.hget(hash, 'a')).toBe('1');
     const stream = unique('exit-time');
     await redis.xgroup('CREATE', stream, 'g', '0', 'MKSTREAM');
+    // A dead-letter stream that is not a stream is named, not the stream beside it.
+    for (const args of [
+      ['dlq', 'list', stream, '--dead-letter-stream', hash],
+      ['dlq', 'redrive', stream, '--all', '--dead-letter-stream', hash],
+    ]) {
+      const run = await runCli(args);
+      expect({ args, code: run.code, stderr: run.stderr.trim() }).toEqual({
+        args,
+        code: 3,
+        stderr: `Key "${hash}" holds a hash, not a stream.`,
+      });
+    }
     for (const time of ['May 1', '1,2']) {
       const run = await runCli(['setid', stream, 'g', '--time', time, '--url', NOWHERE]);
       expect({ time, code: run.code }).toEqual({ time, code: 2 });
