@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Observable, throwError } from 'rxjs';
 import { Outbox, OutboxRelay, type OutboxPublisher, RedisStreamsClient, type StreamRecord } from 'nest-redis-streams';
 import { readAll, redisUrl, testContext, unique, waitFor } from '../support/helpers.js';
@@ -164,6 +165,16 @@ describe.each([pgKind, typeormKind, pgliteKind])('Outbox and OutboxRelay on $nam
         expect((refused as Error).message).toMatch(
           /^Outbox payload for stream "s" cannot be written as JSON \(.+\): pass plain data \(BigInt as a string, no circular references\)\.$/,
         );
+      }
+      // Past what a PostgreSQL btree index entry holds (about 2,700 bytes): refused naming the field and the limit.
+      const long = randomBytes(1500).toString('hex');
+      for (const [field, options] of [
+        ['eventId', { eventId: long }],
+        ['partitionKey', { partitionKey: long }],
+      ] as const) {
+        const refused = await outbox.add(tx, 's', {}, options).catch((err: Error) => err);
+        expect({ field, refused }).toMatchObject({ field, refused: { name: 'InvalidOptionsError' } });
+        expect((refused as Error).message).toMatch(new RegExp(`^Outbox ${field} ".{20}…" is 3000 bytes long, over 1024`));
       }
       // Refused before any statement: the transaction goes on.
       await outbox.add(tx, 's', { ok: true }, { eventId: 'after-refusals' });
