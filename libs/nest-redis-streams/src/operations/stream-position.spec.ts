@@ -14,6 +14,7 @@ describe('stream ids and times from user input', () => {
   it('takes ids up to 2^64 - 1 in each part and refuses one past it, naming the value', () => {
     expect(parseStreamId('18446744073709551615-18446744073709551615')).toBe('18446744073709551615-18446744073709551615');
     expect(parseStreamId('1700000000000')).toBe('1700000000000-0');
+    expect(parseStreamId('01700000000000-007')).toBe('1700000000000-7');
     expect(refused(() => parseStreamId('18446744073709551616', '--id'))).toBe(
       'bad-request: --id "18446744073709551616" is out of range: both parts of a stream id (<ms>-<seq>) are at most 18446744073709551615.',
     );

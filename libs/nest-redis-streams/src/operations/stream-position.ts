@@ -20,7 +20,8 @@ export function parseStreamId(value: string, what = 'An id'): string {
   const seq = match[2] ?? '0';
   if (BigInt(ms) > MAX_PART || BigInt(seq) > MAX_PART)
     throw new OperationError('bad-request', OPERATIONS_MESSAGES.idOutOfRange(what, text, MAX_SEQ));
-  return `${ms}-${seq}`;
+  // Without leading zeros: the id as Redis writes it, so that ids compare and print alike.
+  return `${BigInt(ms)}-${BigInt(seq)}`;
 }
 
 // An ISO 8601 date, optionally with a time and a zone: Date.parse alone also takes "-1", "1,2"
