@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 import { AuditLog, OperationError, StreamOperations } from 'nest-redis-streams';
-import { redisClient, testContext, unique, waitFor } from '../support/helpers.js';
+import { redisClient, redisUrl, testContext, unique, waitFor } from '../support/helpers.js';
 import { type ConsoleApp, q, startConsoleApp } from './console-app.js';
 import { startRedisGate } from './support/redis-gate.js';
 
@@ -266,6 +266,21 @@ describe('console audit integrity, bounds and served streams (real Redis)', () =
         `Option "${key}" must be a positive integer (console and CLI audit), got ${JSON.stringify(value)}.`,
       );
     }
+  });
+
+  it('answers 503 naming the grant when the ACL refuses the console user a command, not a bare 500', async () => {
+    const { stream, audit } = await arrange(redis);
+    const user = unique('console-acl').replace(/[^a-z0-9-]/gi, '-');
+    await redis.call('ACL', 'SETUSER', user, 'on', '>pw', '~*', '&*', '+@all', '-xinfo|consumers');
+    closers.push(async () => void (await redis.call('ACL', 'DELUSER', user)));
+    const connection = redisUrl().replace('redis://', `redis://${user}:pw@`);
+    const c = await start({ connection, streams: [stream], auditStream: audit });
+    const refused = await c.get(`consumers?${q({ stream, group: 'g' })}`);
+    expect(refused.status).toBe(503);
+    expect(refused.body.message).toMatch(
+      /^NOPERM .*'xinfo\|consumers'.*grant it with `ACL SETUSER <the console's Redis user> \+xinfo\|consumers`/,
+    );
+    expect((await c.get(`entries?${q({ stream })}`)).status).toBe(200);
   });
 
   it('a filtered dead-letter scan stops between pages once its signal fires', async () => {
