@@ -124,6 +124,21 @@ describe("the CLI's exit codes follow the README's table (0 ok, 1 limit, 2 usage
     expect(run.stderr).toContain(`Redis at ${url} refused database 99 (ERR DB index is out of range)`);
   }, 60_000);
 
+  it('a command the ACL refuses is "refused" (3) with the ACL SETUSER line that grants it, not a raw NOPERM (4)', async () => {
+    const stream = unique('exit-acl');
+    await redis.xgroup('CREATE', stream, 'g', '0', 'MKSTREAM');
+    const user = unique('cli-acl').replace(/[^a-z0-9-]/gi, '-');
+    await redis.call('ACL', 'SETUSER', user, 'on', '>pw', '~*', '&*', '+@all', '-xinfo|consumers');
+    try {
+      const url = (process.env.REDIS_URL as string).replace('redis://', `redis://${user}:pw@`);
+      const run = await runCli(['consumers', stream, 'g', '--url', url]);
+      expect(run.code).toBe(3);
+      expect(run.stderr).toContain(`grant it with \`ACL SETUSER ${user} +xinfo|consumers\``);
+    } finally {
+      await redis.call('ACL', 'DELUSER', user);
+    }
+  }, 60_000);
+
   it('Redis unreachable exits 4 with a message that says where and to pass --url', async () => {
     const run = await runCli(['status', '--url', NOWHERE]);
     expect(run.code).toBe(4);
