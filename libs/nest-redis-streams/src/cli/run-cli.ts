@@ -78,7 +78,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv): Promise<nu
     }
     const options = command.prepare(parsed, env);
     user = aclUserOf(connectionFrom(parsed, env));
-    ctx = await openContext(parsed, env, options);
+    ctx = await openContext(parsed, env, options, command.needsRedis !== false);
     return await command.run(ctx, parsed);
   } catch (err) {
     // The ACL refused a command: refused (3), with the grant that fixes it.

@@ -31,8 +31,9 @@ outbox.discardParked([ids]) (docs/OPERATIONS.md, RedisStreamsOutboxEventsParked)
 ${COMMON_HELP}
 
 Exit codes: 0 nothing parked, 1 events parked (named on stderr), 2 bad arguments,
-4 PostgreSQL or Redis unreachable (or pg not installed).
+4 PostgreSQL unreachable (or pg not installed). It reads only PostgreSQL, so it runs while Redis is away.
 Example: nest-redis-streams outbox --database-url postgres://app@db:5432/shop --stream orders`,
+  needsRedis: false,
   options: {
     'database-url': { type: 'string' },
     stream: { type: 'string' },
