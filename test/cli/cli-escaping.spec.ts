@@ -101,6 +101,31 @@ describe('the CLI escapes control characters from Redis in every command (spawne
     expect((await clean([`frob${HOSTILE}`])).code).toBe(2);
   }, 120_000);
 
+  it('a line feed inside a name, payload or dead-letter reason never starts a line of its own', async () => {
+    const forged = '\nFORGED breach line';
+    const stream = `${unique('esc-lf')}${forged}`;
+    const group = `g${forged}`;
+    await redis.xgroup('CREATE', stream, group, '0', 'MKSTREAM');
+    await redis.xadd(stream, '*', `n${forged}`, `v${forged}`);
+    await redis.xreadgroup('GROUP', group, `c${forged}`, 'STREAMS', stream, '>');
+    const meta = ['dlq:reason', `r${forged}`, 'dlq:stream', stream, 'dlq:id', '1-1', 'dlq:group', group];
+    meta.push('dlq:consumer', `c${forged}`, 'dlq:error', `boom${forged}`, `f${forged}`, `v${forged}`);
+    const letter = (await redis.xadd(`${stream}:dlq`, '*', ...meta)) as string;
+    for (const args of [
+      ['status', '--stream', stream],
+      ['pending', stream, group],
+      ['dlq', 'list', stream],
+      ['dlq', 'show', stream, letter],
+      ['consumers', stream, group],
+      ['setid', stream, group, '--end', '--dry-run'],
+      ['pending', stream, `nope${forged}`],
+    ]) {
+      const run = await runCli(args);
+      const lines = `${run.stdout}\n${run.stderr}`.split('\n').filter((l) => l.startsWith('FORGED'));
+      expect({ args, forgedLines: lines }).toEqual({ args, forgedLines: [] });
+    }
+  }, 120_000);
+
   it('reconcile prints hostile stream, group, handler and event ids escaped', async () => {
     const url = await createDatabase();
     const pool = testPool(url, 2);

@@ -108,6 +108,19 @@ describe('nest-redis-streams doctor (the compiled binary, spawned, against real 
     // The producer may not do what a consumer does.
     const wrongRole = await doctor(url('nrs-producer', passwords.producer), ['--role', 'consumer', '--stream', stream]);
     expect(wrongRole.stderr).toMatch(/may not run .*XREADGROUP.* which role consumer needs/);
+    // A user that may not even run INFO is an ACL problem doctor names (exit 1), not Redis failing (4).
+    await admin.call('ACL', 'SETUSER', 'nrs-consumer', '-info');
+    const noInfo = await doctor(url('nrs-consumer', passwords.consumer), ['--role', 'consumer', '--stream', stream]);
+    expect({ code: noInfo.code, acl: noInfo.report.findings }).toEqual({
+      code: 1,
+      acl: [
+        expect.objectContaining({
+          check: 'acl',
+          level: 'problem',
+          message: expect.stringMatching(/NOPERM.*'info'.*needs \+info/),
+        }),
+      ],
+    });
   }, 90_000);
 
   it('knows the same commands per role as the README ACL lines', () => {

@@ -69,6 +69,76 @@ describe("the CLI's exit codes follow the README's table (0 ok, 1 limit, 2 usage
     }
   }, 60_000);
 
+  it('outbox without a database URL is a usage error (2), whether Redis answers or not', async () => {
+    for (const url of [process.env.REDIS_URL as string, NOWHERE]) {
+      const run = await runCli(['outbox', '--url', url], { DATABASE_URL: '' });
+      expect({ url, code: run.code, stderr: run.stderr.trim() }).toEqual({
+        url,
+        code: 2,
+        stderr: '--database-url <postgres://user@host:5432/db> is required (or set DATABASE_URL).',
+      });
+    }
+  }, 60_000);
+
+  it('a key that is not a stream is "not found" (3) naming its type, trim too; a time Date.parse would guess is 2', async () => {
+    const hash = unique('exit-hash');
+    await redis.hset(hash, 'a', '1');
+    for (const args of [
+      ['trim', hash, '--safe', '--max-len', '10'],
+      ['pending', hash, 'g'],
+      ['consumers', hash, 'g'],
+    ]) {
+      const run = await runCli(args);
+      expect({ args, code: run.code, stderr: run.stderr.trim() }).toEqual({
+        args,
+        code: 3,
+        stderr: `Key "${hash}" holds a hash, not a stream.`,
+      });
+    }
+    expect(await redis.hget(hash, 'a')).toBe('1');
+    const stream = unique('exit-time');
+    await redis.xgroup('CREATE', stream, 'g', '0', 'MKSTREAM');
+    // A dead-letter stream that is not a stream is named, not the stream beside it.
+    for (const args of [
+      ['dlq', 'list', stream, '--dead-letter-stream', hash],
+      ['dlq', 'redrive', stream, '--all', '--dead-letter-stream', hash],
+    ]) {
+      const run = await runCli(args);
+      expect({ args, code: run.code, stderr: run.stderr.trim() }).toEqual({
+        args,
+        code: 3,
+        stderr: `Key "${hash}" holds a hash, not a stream.`,
+      });
+    }
+    for (const time of ['May 1', '1,2']) {
+      const run = await runCli(['setid', stream, 'g', '--time', time, '--url', NOWHERE]);
+      expect({ time, code: run.code }).toEqual({ time, code: 2 });
+      expect(run.stderr).toContain(`or an ISO date (2024-05-01T12:00:00Z), got "${time}".`);
+    }
+  }, 60_000);
+
+  it('a --url whose database the server does not have exits 4 naming it, instead of acting on database 0', async () => {
+    const url = `${(process.env.REDIS_URL as string).replace(/\/\d*$/, '')}/99`;
+    const run = await runCli(['status', '--url', url]);
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 4, stdout: '' });
+    expect(run.stderr).toContain(`Redis at ${url} refused database 99 (ERR DB index is out of range)`);
+  }, 60_000);
+
+  it('a command the ACL refuses is "refused" (3) with the ACL SETUSER line that grants it, not a raw NOPERM (4)', async () => {
+    const stream = unique('exit-acl');
+    await redis.xgroup('CREATE', stream, 'g', '0', 'MKSTREAM');
+    const user = unique('cli-acl').replace(/[^a-z0-9-]/gi, '-');
+    await redis.call('ACL', 'SETUSER', user, 'on', '>pw', '~*', '&*', '+@all', '-xinfo|consumers');
+    try {
+      const url = (process.env.REDIS_URL as string).replace('redis://', `redis://${user}:pw@`);
+      const run = await runCli(['consumers', stream, 'g', '--url', url]);
+      expect(run.code).toBe(3);
+      expect(run.stderr).toContain(`grant it with \`ACL SETUSER ${user} +xinfo|consumers\``);
+    } finally {
+      await redis.call('ACL', 'DELUSER', user);
+    }
+  }, 60_000);
+
   it('Redis unreachable exits 4 with a message that says where and to pass --url', async () => {
     const run = await runCli(['status', '--url', NOWHERE]);
     expect(run.code).toBe(4);

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 import { AuditLog, OperationError, StreamOperations } from 'nest-redis-streams';
-import { redisClient, testContext, unique, waitFor } from '../support/helpers.js';
+import { redisClient, redisUrl, testContext, unique, waitFor } from '../support/helpers.js';
 import { type ConsoleApp, q, startConsoleApp } from './console-app.js';
 import { startRedisGate } from './support/redis-gate.js';
 
@@ -232,6 +232,56 @@ describe('console audit integrity, bounds and served streams (real Redis)', () =
     },
     60_000,
   );
+
+  it('answers an empty page after the last possible id or before 0-0, and 400 to a time Date.parse would guess, never 500', async () => {
+    const { stream, audit } = await arrange(redis);
+    const c = await start({ streams: [stream], auditStream: audit });
+    const last = '18446744073709551615-18446744073709551615';
+    for (const path of ['entries', 'pending', 'dead-letters']) {
+      const { status, body } = await c.get(`${path}?${q({ stream, group: 'g', after: last })}`);
+      expect({ path, status, body }).toMatchObject({ path, status: 200, body: { items: [], next: null } });
+    }
+    for (const before of ['0', '0-0']) {
+      const { status, body } = await c.get(`audit?${q({ before })}`);
+      expect({ before, status, body }).toEqual({ before, status: 200, body: { items: [], next: null } });
+    }
+    for (const from of ['-1', '1,2', 'May 1']) {
+      const { status, body } = await c.get(`entries?${q({ stream, from })}`);
+      expect({ from, status, message: body.message }).toEqual({
+        from,
+        status: 400,
+        message: `A time must be milliseconds since the epoch or an ISO date (2024-05-01T12:00:00Z), got "${from}".`,
+      });
+    }
+  });
+
+  it('refuses an audit cap that is not a positive integer when built (the outcome script wrote, then its XTRIM failed: a write answered as unrecorded)', () => {
+    for (const [key, value] of [
+      ['auditMaxLen', -1],
+      ['auditMaxLen', Number.NaN],
+      ['auditRefusalsMaxLen', 0],
+      ['auditRefusalsMaxLen', 2.5],
+    ] as const) {
+      expect(() => new StreamOperations(redis, { [key]: value })).toThrow(
+        `Option "${key}" must be a positive integer (console and CLI audit), got ${JSON.stringify(value)}.`,
+      );
+    }
+  });
+
+  it('answers 503 naming the grant when the ACL refuses the console user a command, not a bare 500', async () => {
+    const { stream, audit } = await arrange(redis);
+    const user = unique('console-acl').replace(/[^a-z0-9-]/gi, '-');
+    await redis.call('ACL', 'SETUSER', user, 'on', '>pw', '~*', '&*', '+@all', '-xinfo|consumers');
+    closers.push(async () => void (await redis.call('ACL', 'DELUSER', user)));
+    const connection = redisUrl().replace('redis://', `redis://${user}:pw@`);
+    const c = await start({ connection, streams: [stream], auditStream: audit });
+    const refused = await c.get(`consumers?${q({ stream, group: 'g' })}`);
+    expect(refused.status).toBe(503);
+    expect(refused.body.message).toMatch(
+      /^NOPERM .*'xinfo\|consumers'.*grant it with `ACL SETUSER <the console's Redis user> \+xinfo\|consumers`/,
+    );
+    expect((await c.get(`entries?${q({ stream })}`)).status).toBe(200);
+  });
 
   it('a filtered dead-letter scan stops between pages once its signal fires', async () => {
     const { stream, audit } = await arrange(redis);

@@ -2,7 +2,16 @@ import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { Redis } from 'ioredis';
 import { DLQ_FIELDS, RedisStreamsContext, RedisStreamsServer, RedisStreamsStatus } from 'nest-redis-streams';
-import { pendingCount, readAll, startMicroservice, unique, waitFor, testContext, startRecorder } from '../support/helpers.js';
+import {
+  pendingCount,
+  readAll,
+  redisUrl,
+  startMicroservice,
+  unique,
+  waitFor,
+  testContext,
+  startRecorder,
+} from '../support/helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startRedis } = require('../../scripts/lib/redis-process.cjs');
@@ -119,6 +128,18 @@ describe('faults the read loop survives', () => {
     }
     await expect(startMicroservice([Handlers], { connection: 'redis://127.0.0.1:1' })).rejects.toThrow(
       /Could not reach Redis at redis:\/\/127\.0\.0\.1:1 .*REDIS_URL/,
+    );
+  }, 20_000);
+
+  it('fails listen() naming the database when the server has no such database (ioredis would go on in database 0)', async () => {
+    @Controller()
+    class Handlers {
+      @EventPattern(unique('db99'))
+      handle() {}
+    }
+    const url = `${redisUrl().replace(/\/\d*$/, '')}/99`;
+    await expect(startMicroservice([Handlers], { connection: url })).rejects.toThrow(
+      `Redis at ${url} refused database 99 (ERR DB index is out of range): ioredis would go on in database 0, another app's keys.`,
     );
   }, 20_000);
 

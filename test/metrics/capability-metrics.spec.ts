@@ -3,7 +3,7 @@ import { EventPattern } from '@nestjs/microservices';
 import { RedisStreamsMetrics } from 'nest-redis-streams';
 import { Registry } from 'prom-client';
 import { probeCapabilities } from '../../libs/nest-redis-streams/src/redis/capabilities.js';
-import { startMicroservice, testContext, unique } from '../support/helpers.js';
+import { redisUrl, startMicroservice, testContext, unique } from '../support/helpers.js';
 
 // Issue 25: what listen() probed is in the metrics too, for dashboards and alerts: one gauge per
 // stream capability (1 when every node has it) and one info series per node with its server,
@@ -27,7 +27,7 @@ async function series(registry: Registry, name: string) {
 describe('capability metrics', () => {
   it('report each stream capability and each node with its version and patch floor, as probed at listen()', async () => {
     const stream = unique('metrics-caps');
-    const { app, server } = await startMicroservice([handlers(stream)]);
+    const { app, server } = await startMicroservice([handlers(stream)], { connection: redisUrl() });
     closers.push(() => app.close());
     const registry = new Registry();
     const metrics = new RedisStreamsMetrics().attach(server, { registry, sampleIntervalMs: 0 });

@@ -40,6 +40,9 @@ describe('nest-redis-streams outbox (the compiled binary, against PostgreSQL 15)
       expect.objectContaining({ eventId: 'big-1', stream, partitionKey: 'c-1', attempts: 1, waiting: 2 }),
     ]);
     expect((await runCli(['outbox', '--database-url', url, '--stream', 'elsewhere'])).code).toBe(0);
+    // It reads only PostgreSQL: a Redis outage (when events pile up) does not stop it.
+    const redisAway = await runCli(['outbox', '--database-url', url, '--url', 'redis://127.0.0.1:1']);
+    expect({ code: redisAway.code, stderr: redisAway.stderr }).toEqual({ code: 1, stderr: run.stderr });
 
     expect(await outbox.discardParked(['big-1'])).toEqual(['big-1']);
     const clear = await runCli(['outbox', '--database-url', url]);

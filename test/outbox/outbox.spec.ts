@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Observable, throwError } from 'rxjs';
 import { Outbox, OutboxRelay, type OutboxPublisher, RedisStreamsClient, type StreamRecord } from 'nest-redis-streams';
 import { readAll, redisUrl, testContext, unique, waitFor } from '../support/helpers.js';
@@ -156,7 +157,31 @@ describe.each([pgKind, typeormKind, pgliteKind])('Outbox and OutboxRelay on $nam
       await expect(outbox.add(tx, 's', {}, { headers: { n: 1 as unknown as string } })).rejects.toThrow(
         /header "n" is number, not a string/,
       );
+      const circular: Record<string, unknown> = {};
+      circular.self = circular;
+      for (const payload of [{ amount: 10n }, circular]) {
+        const refused = await outbox.add(tx, 's', payload).catch((err: Error) => err);
+        expect(refused).toMatchObject({ name: 'InvalidOptionsError' });
+        expect((refused as Error).message).toMatch(
+          /^Outbox payload for stream "s" cannot be written as JSON \(.+\): pass plain data \(BigInt as a string, no circular references\)\.$/,
+        );
+      }
+      // Past what a PostgreSQL btree index entry holds (about 2,700 bytes): refused naming the field and the limit.
+      const long = randomBytes(1500).toString('hex');
+      for (const [field, options] of [
+        ['eventId', { eventId: long }],
+        ['partitionKey', { partitionKey: long }],
+      ] as const) {
+        const refused = await outbox.add(tx, 's', {}, options).catch((err: Error) => err);
+        expect({ field, refused }).toMatchObject({ field, refused: { name: 'InvalidOptionsError' } });
+        expect((refused as Error).message).toMatch(
+          new RegExp(`^Outbox ${field} ".{20}…" is 3000 bytes long, over the limit of 1024 \\(PostgreSQL indexes it`),
+        );
+      }
+      // Refused before any statement: the transaction goes on.
+      await outbox.add(tx, 's', { ok: true }, { eventId: 'after-refusals' });
     });
+    await t.query(`DELETE FROM nrs_outbox WHERE event_id = 'after-refusals'`);
     await t.db.transaction(async (tx) => {
       for (const id of ['old-sent', 'new-sent', 'old-unsent']) await outbox.add(tx, 's', {}, { eventId: id });
     });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import {
   DuplicateOutboxEventError,
   Inbox,
@@ -103,6 +104,12 @@ describe.each([pgKind, typeormKind, pgliteKind])('Outbox and Inbox input checks,
       const err = await inbox.record(tx, delivery('e\u00001'), 'payments.charge').catch((e: Error) => e);
       expect(err).toBeInstanceOf(NonRetryableError);
       expect((err as Error).message).toMatch(/event id "e\\u00001" of entry 1-0 in stream "orders" contains a NUL character/);
+      // Past what the inbox's primary key index holds: a raw INSERT failure would abort the transaction.
+      const long = await inbox.record(tx, delivery(randomBytes(1500).toString('hex')), 'payments.charge').catch((e: Error) => e);
+      expect(long).toBeInstanceOf(NonRetryableError);
+      expect((long as Error).message).toMatch(
+        /^The event id "[0-9a-f]{20}…" of entry 1-0 in stream "orders" makes the inbox key \d+ bytes long, over 2048/,
+      );
       expect(await inbox.record(tx, delivery('e-2'), 'payments.charge')).toBe(true);
     });
     expect(await t.query('SELECT event_id FROM nrs_inbox')).toEqual([{ event_id: 'e-2' }]);

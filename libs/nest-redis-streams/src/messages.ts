@@ -4,6 +4,9 @@ export const MESSAGES = {
   redisUnreachable: (where: string, cause: string, setting = 'set the "connection" option or REDIS_URL') =>
     `Could not reach Redis at ${where} (${cause}). Start Redis, or ${setting} to where it runs ` +
     '(docker compose up -d redis starts one).',
+  noSuchDatabase: (where: string, db: number, cause: string) =>
+    `Redis at ${where} refused database ${db} (${cause}): ioredis would go on in database 0, another app's keys. ` +
+    `Fix the database number in the connection URL or options (the server's "databases" setting says how many it has).`,
   positiveInteger: (option: string, value: unknown, where: string) =>
     `Option "${option}" must be a positive integer${where}, got ${JSON.stringify(value)}.`,
   badString: (option: string, value: unknown, where: string) =>

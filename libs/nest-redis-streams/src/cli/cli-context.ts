@@ -35,15 +35,19 @@ export function connectionFrom(parsed: Parsed, env: NodeJS.ProcessEnv): RedisCon
   };
 }
 
-/** Connects (failing fast with where Redis was expected) and builds the context. */
+/**
+ * Connects (failing fast with where Redis was expected) and builds the context; with `connect`
+ * false (a command that reads only PostgreSQL) the connection is made but never opened.
+ */
 export async function openContext(
   parsed: Parsed,
   env: NodeJS.ProcessEnv,
   options: StreamOperationsOptions = {},
+  connect = true,
 ): Promise<CliContext> {
   const connection = connectionFrom(parsed, env);
   const redis = createRedisConnection(connection, 'cli', { maxRetriesPerRequest: 1, retryStrategy: () => null });
-  await connectOrExplain(redis, connection, 'pass --url redis://host:6379 (or set REDIS_URL)');
+  if (connect) await connectOrExplain(redis, connection, 'pass --url redis://host:6379 (or set REDIS_URL)');
   const dlq = stringOption(parsed, 'dead-letter-stream');
   const streams = dlq
     ? options.streams?.map((s) => (typeof s === 'string' ? { stream: s, deadLetterStream: dlq } : s))

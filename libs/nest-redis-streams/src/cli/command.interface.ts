@@ -10,6 +10,8 @@ export interface Command {
   /** The full help text (usage, arguments, options, examples). */
   help: string;
   options: OptionSpecs;
+  /** False for a command that reads only PostgreSQL: it runs while Redis is away. @default true */
+  needsRedis?: boolean;
   /**
    * Checks every argument (and setting from `env`) before connecting, so that bad input is a
    * usage error (exit 2) whether Redis answers or not; returns the streams the command acts on.

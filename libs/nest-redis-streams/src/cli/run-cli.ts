@@ -1,6 +1,7 @@
 import { OperationError } from '../operations/operation.error.js';
 import { parse } from './cli-args.js';
-import { openContext } from './cli-context.js';
+import { aclFixFor, aclUserOf, explainAclError } from '../redis/acl-hint.js';
+import { connectionFrom, openContext } from './cli-context.js';
 import { BIN, EXIT } from './cli.constants.js';
 import type { Command } from './command.interface.js';
 import { consumersCommand } from './commands/consumers.command.js';
@@ -40,7 +41,7 @@ function overviewHelp(): string {
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     `Run "${BIN} <command> --help" for a command's arguments and options.`,
-    'Exit codes: 0 ok, 1 a limit exceeded (status, ownership) or events not reconciled, 2 bad arguments, 3 refused or not found, 4 Redis (or PostgreSQL) failed.',
+    'Exit codes: 0 ok, 1 a limit exceeded (status, ownership) or events not reconciled, 2 bad arguments, 3 refused (by the ACL too) or not found, 4 Redis (or PostgreSQL) failed.',
   ].join('\n');
 }
 
@@ -68,6 +69,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv): Promise<nu
     return EXIT.usage;
   }
   let ctx: Awaited<ReturnType<typeof openContext>> | undefined;
+  let user = 'default';
   try {
     const parsed = parse(command.name, rest, command.options);
     if (parsed.values.help) {
@@ -75,9 +77,15 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv): Promise<nu
       return EXIT.ok;
     }
     const options = command.prepare(parsed, env);
-    ctx = await openContext(parsed, env, options);
+    user = aclUserOf(connectionFrom(parsed, env));
+    ctx = await openContext(parsed, env, options, command.needsRedis !== false);
     return await command.run(ctx, parsed);
   } catch (err) {
+    // The ACL refused a command: refused (3), with the grant that fixes it.
+    if (aclFixFor(err, user) !== null) {
+      STD_OUTPUT.warn(escapeControls(explainAclError(err, user)));
+      return EXIT.refused;
+    }
     // One line: a name inside the message cannot start a line of its own.
     STD_OUTPUT.warn(escapeControls(err instanceof Error ? err.message : String(err)));
     if (err instanceof UsageError) return EXIT.usage;

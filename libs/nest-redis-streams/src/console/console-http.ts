@@ -7,19 +7,23 @@ import {
   ServiceUnavailableException,
 } from '@nestjs/common';
 import { AuditIncompleteError } from '../operations/audit-incomplete.error.js';
+import { aclFixFor, explainAclError } from '../redis/acl-hint.js';
 import { OperationError } from '../operations/operation.error.js';
 import { OPERATIONS_MESSAGES } from '../operations/operations.messages.js';
 import type { CursorTarget } from '../operations/group-cursor.js';
 import { parseCount, parseStreamId, parseTime, requireName } from '../operations/stream-position.js';
 import { OPERATIONS_DEFAULTS } from '../operations/operations.constants.js';
 
+/** How an ACL hint names the Redis user the console connects as. */
+const CONSOLE_USER = "<the console's Redis user>";
+
 /** Status of a request whose client left before the answer (nginx's "client closed request"). */
 const CLIENT_CLOSED = 499;
 
 /**
  * Runs an operation and turns its refusals into HTTP answers: 400 bad input, 404 missing, 409
- * refused, 503 not run because the audit stream refused its record, 500 done but its outcome not
- * audited (the message says what was done). A read stopped because the client left ends quietly.
+ * refused, 503 not run because the audit stream refused its record or the ACL refused a command
+ * (naming the grant), 500 done but its outcome not audited (the message says what was done). A read stopped because the client left ends quietly.
  */
 export async function answer<T>(run: () => Promise<T>, signal?: AbortSignal): Promise<T> {
   try {
@@ -27,6 +31,8 @@ export async function answer<T>(run: () => Promise<T>, signal?: AbortSignal): Pr
   } catch (err) {
     if (signal?.aborted) throw new HttpException('The client closed the request: the read was stopped.', CLIENT_CLOSED);
     if (err instanceof AuditIncompleteError) throw new InternalServerErrorException(err.message);
+    // The ACL of the console's Redis user refused a command: say which, and the grant (not a bare 500).
+    if (aclFixFor(err, CONSOLE_USER) !== null) throw new ServiceUnavailableException(explainAclError(err, CONSOLE_USER));
     if (!(err instanceof OperationError)) throw err;
     if (err.kind === 'bad-request') throw new BadRequestException(err.message);
     if (err.kind === 'not-found') throw new NotFoundException(err.message);
@@ -43,7 +49,7 @@ export const optionalName = (input: Input, key: string) =>
   input?.[key] === undefined || input?.[key] === '' ? undefined : name(input, key);
 export const id = (input: Input, key = 'id') => parseStreamId(String(input?.[key] ?? ''), key);
 export const optionalId = (input: Input, key: string) => (input?.[key] ? id(input, key) : undefined);
-export const optionalTime = (input: Input, key: string) => (input?.[key] ? parseTime(String(input[key])) : undefined);
+export const optionalTime = (input: Input, key: string) => (input?.[key] ? parseTime(input[key]) : undefined);
 export const count = (input: Input) => parseCount(input?.count, OPERATIONS_DEFAULTS.pageSize, OPERATIONS_DEFAULTS.maxPageSize);
 
 /** A partition count (1 to `maxPartitions`), or undefined to let the read find them. */
@@ -70,7 +76,7 @@ export function cursorTarget(input: Input): CursorTarget {
   if (given.length !== 1)
     throw new OperationError('bad-request', 'Give exactly one of id, time or end (true) for the new group cursor.');
   if (given[0] === 'id') return { id: id(input) };
-  if (given[0] === 'time') return { time: parseTime(String(input?.time)) };
+  if (given[0] === 'time') return { time: parseTime(input?.time) };
   return { end: true };
 }
 

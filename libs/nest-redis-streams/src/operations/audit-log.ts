@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { LeanScript } from '../redis/lean-script.js';
+import { endBefore } from '../redis/stream-range.js';
 
 /**
  * How far an audited write got. `done`: it ran, `ok` and `result` say how it went. `started`: its
@@ -119,7 +120,8 @@ export class AuditLog {
     before?: string;
     refusals?: boolean;
   }): Promise<{ items: AuditRecord[]; next: string | null }> {
-    const end = options.before ? `(${options.before}` : '+';
+    const end = options.before ? endBefore(options.before) : '+';
+    if (end === null) return { items: [], next: null };
     const stream = options.refusals ? this.refusalStream : this.stream;
     const entries = await this.redis.xrevrange(stream, end, '-', 'COUNT', options.count);
     const items = entries.map(([id, flat]) => {

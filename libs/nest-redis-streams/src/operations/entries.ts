@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { isNoGroupError } from '../redis/errors.js';
 import type { XPendingRow } from '../redis/replies.js';
 import { type HandlerErrorRecord, readHandlerErrors } from '../recovery/handler-errors.js';
+import { startAfter } from '../redis/stream-range.js';
 import { OperationError } from './operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import { MAX_SEQ, idTime } from './stream-position.js';
@@ -50,10 +51,11 @@ export interface StreamEntry {
   pending: { consumer: string; idleMs: number; deliveries: number } | null;
 }
 
-function bounds(query: RangeQuery): [start: string, end: string] {
-  const start = query.after ? `(${query.after}` : query.from !== undefined ? `${query.from}-0` : '-';
+/** The range to read; null when it is empty by construction (after the last possible id). */
+function bounds(query: RangeQuery): [start: string, end: string] | null {
+  const start = query.after ? startAfter(query.after) : query.from !== undefined ? `${query.from}-0` : '-';
   const end = query.to !== undefined ? `${query.to}-${MAX_SEQ}` : '+';
-  return [start, end];
+  return start === null ? null : [start, end];
 }
 
 function toPairs(fields: string[] | null | undefined): FieldPairs | null {
@@ -85,8 +87,9 @@ export async function readPendingPage(
   group: string,
   query: RangeQuery & { consumer?: string },
 ): Promise<Page<PendingEntry>> {
-  const [start, end] = bounds(query);
-  const args: Array<string | number> = [start, end, query.count];
+  const range = bounds(query);
+  if (!range) return { items: [], next: null };
+  const args: Array<string | number> = [...range, query.count];
   if (query.consumer) args.push(query.consumer);
   const rows = (await (redis.xpending as (...a: unknown[]) => Promise<unknown>)(stream, group, ...args).catch((err) =>
     groupMissing(err, stream, group),
@@ -114,8 +117,9 @@ export async function readPendingPage(
 
 /** A page of the stream's entries (XRANGE), for browsing by time. */
 export async function readEntryPage(redis: Redis, stream: string, query: RangeQuery): Promise<Page<StreamEntry>> {
-  const [start, end] = bounds(query);
-  const entries = await redis.xrange(stream, start, end, 'COUNT', query.count);
+  const range = bounds(query);
+  if (!range) return { items: [], next: null };
+  const entries = await redis.xrange(stream, ...range, 'COUNT', query.count);
   const items = entries.map(([id, fields]) => ({ id, time: idTime(id), fields: toPairs(fields), pending: null }));
   return { items, next: items.length === query.count ? items[items.length - 1].id : null };
 }

@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 import { DEAD_LETTER_SUFFIX } from '../constants.js';
+import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import { HEALTH_DEFAULTS } from '../health/health.constants.js';
+import { MESSAGES } from '../messages.js';
 import { DeadLetterService, type DeadLetter, type DeadLetterTally } from '../recovery/dead-letter.service.js';
 import { isCluster } from '../redis/connection.factory.js';
 import { type CapabilitySummary, probeCapabilities, probeKeyNear, summarizeCapabilities } from '../redis/capabilities.js';
@@ -102,6 +104,12 @@ export class StreamOperations {
       scanLimit: options.scanLimit ?? OPERATIONS_DEFAULTS.scanLimit,
       discoveryTtlMs: options.discoveryTtlMs ?? 30_000,
     };
+    // Checked here: the outcome script trims after it wrote, so a bad cap would fail it half done.
+    for (const key of ['auditMaxLen', 'auditRefusalsMaxLen'] as const) {
+      const value = this.o[key];
+      if (!Number.isSafeInteger(value) || value < 1)
+        throw new InvalidOptionsError(MESSAGES.positiveInteger(key, value, ' (console and CLI audit)'));
+    }
     this.scripted = withStreamScripts(redis);
     this.deadLetters = new DeadLetterService(redis);
     this.audit = new AuditLog(redis, {
@@ -318,7 +326,7 @@ export class StreamOperations {
   /** A read of a served stream; a key of another type answers not found, naming it. */
   private async read<T>(stream: string, run: (setting: StreamSetting) => Promise<T>): Promise<T> {
     const setting = await this.served(stream);
-    return run(setting).catch((err) => this.explainWrongType(err, stream));
+    return run(setting).catch((err) => this.explainWrongType(err, stream, setting.deadLetterStream));
   }
 
   /** A write under the audit (see `auditedWrite`); a key of another type is refused, naming it. */
@@ -336,14 +344,18 @@ export class StreamOperations {
       this.audit,
       intent,
       () => this.served(stream),
-      (setting) => run(setting).catch((err) => this.explainWrongType(err, stream)),
+      (setting) => run(setting).catch((err) => this.explainWrongType(err, stream, setting.deadLetterStream)),
     );
   }
 
-  private async explainWrongType(err: unknown, key: string): Promise<never> {
+  /** A WRONGTYPE refusal names the first of `keys` (the stream, its dead-letter stream) that is not a stream. */
+  private async explainWrongType(err: unknown, ...keys: string[]): Promise<never> {
     if (!(err instanceof Error) || !err.message.startsWith('WRONGTYPE')) throw err;
-    const type = await this.redis.type(key).catch(() => 'value of another type');
-    throw new OperationError('not-found', OPERATIONS_MESSAGES.notAStream(key, type));
+    for (const key of keys) {
+      const type = await this.redis.type(key).catch(() => 'value of another type');
+      if (type !== 'stream' && type !== 'none') throw new OperationError('not-found', OPERATIONS_MESSAGES.notAStream(key, type));
+    }
+    throw err;
   }
 
   private toSetting(config: string | StreamConfig): StreamSetting {

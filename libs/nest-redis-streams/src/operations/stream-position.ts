@@ -1,10 +1,11 @@
+import { MAX_ID_PART } from '../redis/stream-range.js';
 import { OperationError } from './operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 
 const ID = /^(\d{1,20})(?:-(\d{1,20}))?$/;
 
 /** The largest sequence number of a millisecond: `<ms>-MAX_SEQ` is the last id of that ms. */
-export const MAX_SEQ = '18446744073709551615';
+export const MAX_SEQ = MAX_ID_PART;
 const MAX_PART = BigInt(MAX_SEQ);
 
 /**
@@ -19,16 +20,28 @@ export function parseStreamId(value: string, what = 'An id'): string {
   const seq = match[2] ?? '0';
   if (BigInt(ms) > MAX_PART || BigInt(seq) > MAX_PART)
     throw new OperationError('bad-request', OPERATIONS_MESSAGES.idOutOfRange(what, text, MAX_SEQ));
-  return `${ms}-${seq}`;
+  // Without leading zeros: the id as Redis writes it, so that ids compare and print alike.
+  return `${BigInt(ms)}-${BigInt(seq)}`;
 }
+
+// An ISO 8601 date, optionally with a time and a zone: Date.parse alone also takes "-1", "1,2"
+// or "May 1" (all read as dates in 2001), which would move a cursor decades back.
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
 
 /**
  * Milliseconds since the epoch from digits or an ISO date; past Number.MAX_SAFE_INTEGER the
- * digits no longer say one millisecond, so they are refused.
+ * digits no longer say one millisecond, so they are refused, and so is any other text.
  */
-export function parseTime(value: string | number): number {
-  const text = String(value ?? '').trim();
-  const ms = typeof value === 'number' ? Math.floor(value) : /^\d+$/.test(text) ? Number(text) : Date.parse(text);
+export function parseTime(value: unknown): number {
+  const text = typeof value === 'string' || typeof value === 'number' ? String(value).trim() : String(JSON.stringify(value));
+  const ms =
+    typeof value === 'number'
+      ? Math.floor(value)
+      : /^\d+$/.test(text)
+        ? Number(text)
+        : ISO_DATE.test(text)
+          ? Date.parse(text)
+          : Number.NaN;
   if (!Number.isSafeInteger(ms) || ms < 0) throw new OperationError('bad-request', OPERATIONS_MESSAGES.badTime(text));
   return ms;
 }

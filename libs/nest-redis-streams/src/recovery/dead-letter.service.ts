@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { ENVELOPE } from '../constants.js';
 import { REDRIVE_DEAD_LETTER } from '../redis/lua/redrive-dead-letter.js';
+import { startAfter } from '../redis/stream-range.js';
 import { defaultDeadLetterStream } from './dead-letter-stream-name.js';
 import { DeadLetterReason, splitDeadLetterBuffers, splitDeadLetterFields } from './dead-letter-record.js';
 
@@ -91,7 +92,8 @@ export class DeadLetterService {
    */
   async list(deadLetterStream: string, options: { after?: string; count?: number } = {}): Promise<DeadLetterPage> {
     const count = options.count ?? 50;
-    const start = options.after ? `(${options.after}` : '-';
+    const start = options.after ? startAfter(options.after) : '-';
+    if (start === null) return { items: [], next: null };
     const entries = await this.redis.xrange(deadLetterStream, start, '+', 'COUNT', count);
     const items = entries.map(([id, fields]) => toDeadLetter(id, fields));
     return { items, next: items.length === count ? items[items.length - 1].id : null };
@@ -177,8 +179,9 @@ export class DeadLetterService {
         if (reason === DeadLetterReason.TRIMMED_UNDELIVERED) tally.lost += Number(meta.lost_count ?? 1);
       }
       tally.counted += entries.length;
-      if (entries.length === 0) break;
-      start = `(${entries[entries.length - 1][0]}`;
+      const next = entries.length === 0 ? null : startAfter(entries[entries.length - 1][0]);
+      if (next === null) break;
+      start = next;
     }
     return tally;
   }

@@ -3,7 +3,7 @@ import type { Subject } from 'rxjs';
 import { RedisStreamsStatus } from '../events/redis-streams.events.js';
 import type { RedisConnectionOptions } from '../interfaces/connection-options.interface.js';
 import { MESSAGES } from '../messages.js';
-import { describeConnection } from './connection.factory.js';
+import { describeConnection, isCluster } from './connection.factory.js';
 
 /** How long start-up waits for Redis before failing with an explanation. */
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -41,6 +41,21 @@ export async function connectOrExplain(
   }
   // ioredis emits 'error' on every failed reconnect; without a listener Node would crash.
   redis.on('error', () => undefined);
+  await checkDatabase(redis, connection);
+}
+
+/**
+ * A database number the server does not have (`redis://host/99`, or any but 0 where the server
+ * has one): ioredis only emits an error for its SELECT and carries on in database 0, so every
+ * read and write would go to another app's keys. SELECT again and fail start-up instead.
+ */
+async function checkDatabase(redis: Redis, connection: RedisConnectionOptions | undefined): Promise<void> {
+  const db = isCluster(redis) ? 0 : Number(redis.options.db ?? 0);
+  if (!db) return;
+  await redis.select(db).catch((err: Error) => {
+    redis.disconnect();
+    throw new Error(MESSAGES.noSuchDatabase(describeConnection(connection), db, err.message));
+  });
 }
 
 /** Mirrors a connection's life into a transport status subject. */

@@ -124,7 +124,7 @@ async function list(ctx: CliContext, parsed: Parsed, stream: string): Promise<nu
   ]);
   ctx.print(formatTable(['id', 'reason', 'group', 'deliveries', 'original id', 'class', 'error'], rows, new Set([3])));
   if (page.next) ctx.print(`more: --after ${page.next}`);
-  const reasons = Object.entries(tally.byReason).map(([r, n]) => `${r} ${n}`);
+  const reasons = Object.entries(tally.byReason).map(([r, n]) => `${printable(r, 60)} ${n}`);
   ctx.print(`total ${tally.total}${reasons.length ? ` (${reasons.join(', ')})` : ''}; lost to trimming: ${tally.lost}`);
   return EXIT.ok;
 }

@@ -1,7 +1,8 @@
 import type { Cluster } from 'ioredis';
 import { DEAD_LETTER_SUFFIX } from '../../constants.js';
-import { probeCapabilities, probeKeyNear, summarizeCapabilities } from '../../redis/capabilities.js';
-import { stringOption } from '../cli-args.js';
+import { type CapabilitySummary, probeCapabilities, probeKeyNear, summarizeCapabilities } from '../../redis/capabilities.js';
+import { type Parsed, stringOption } from '../cli-args.js';
+import type { CliContext } from '../cli-context.js';
 import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
 import { printable } from '../output.js';
@@ -47,36 +48,52 @@ Example: nest-redis-streams doctor --role consumer --stream app:orders --url red
     return {};
   },
   async run(ctx, parsed) {
-    const redis = ctx.redis as unknown as Cluster;
-    const nodes = nodesOf(redis);
-    const given = stringOption(parsed, 'stream');
-    const caps = await probeCapabilities(redis, given ? probeKeyNear(given) : undefined);
-    const findings: Finding[] = [];
-    for (const [i, node] of nodes.entries()) {
-      const name = `${node.options.host}:${node.options.port}`;
-      findings.push(...(await checkNode(node, caps.nodes.find((n) => n.node === name) ?? caps.nodes[i])));
+    try {
+      return await diagnose(ctx, parsed);
+    } catch (err) {
+      // A user that may not even read INFO is what doctor is for: an ACL problem (exit 1), not Redis failing (4).
+      if (!(err instanceof Error) || !err.message.startsWith('NOPERM')) throw err;
+      const message = `The connecting user may not run what doctor reads (${err.message}); every role needs +info (README "Production kit" ACL lines): grant it, then run doctor again.`;
+      return report(ctx, [{ check: 'acl', level: 'problem', node: '', message }], null);
     }
-    const role = stringOption(parsed, 'role') as Role | undefined;
-    // SCAN only when needed: the consumer and producer roles may not run it.
-    const keys = redis.isCluster || (role && !given) ? await streamKeys(nodes) : null;
-    if (role) {
-      const key = given ?? keys?.streams[0] ?? 'nrs:doctor';
-      for (const node of nodes) findings.push(await checkAcl(node, role, key));
-    }
-    if (redis.isCluster && keys) findings.push(...checkHashTags(keys.streams, keys.deadLetters));
-    if (keys?.refused)
-      findings.push({ check: 'hash-tags', level: 'warning', node: '', message: `Could not list the streams (${keys.refused}).` });
-    const problems = findings.filter((f) => f.level === 'problem');
-    if (ctx.json) ctx.printJson({ capabilities: summarizeCapabilities(caps), findings });
-    else {
-      for (const f of findings)
-        ctx.print(`${f.level.padEnd(7)}  ${f.check.padEnd(12)}  ${f.node ? `${f.node}  ` : ''}${printable(f.message, 400)}`);
-      ctx.print(problems.length === 0 ? 'No problem found.' : `${problems.length} problem(s) found.`);
-    }
-    for (const p of problems) ctx.warn(`${p.check}${p.node ? ` (${p.node})` : ''}: ${p.message}`);
-    return problems.length > 0 ? EXIT.checkFailed : EXIT.ok;
   },
 };
+
+async function diagnose(ctx: CliContext, parsed: Parsed): Promise<number> {
+  const redis = ctx.redis as unknown as Cluster;
+  const nodes = nodesOf(redis);
+  const given = stringOption(parsed, 'stream');
+  const caps = await probeCapabilities(redis, given ? probeKeyNear(given) : undefined);
+  const findings: Finding[] = [];
+  for (const [i, node] of nodes.entries()) {
+    const name = `${node.options.host}:${node.options.port}`;
+    findings.push(...(await checkNode(node, caps.nodes.find((n) => n.node === name) ?? caps.nodes[i])));
+  }
+  const role = stringOption(parsed, 'role') as Role | undefined;
+  // SCAN only when needed: the consumer and producer roles may not run it.
+  const keys = redis.isCluster || (role && !given) ? await streamKeys(nodes) : null;
+  if (role) {
+    const key = given ?? keys?.streams[0] ?? 'nrs:doctor';
+    for (const node of nodes) findings.push(await checkAcl(node, role, key));
+  }
+  if (redis.isCluster && keys) findings.push(...checkHashTags(keys.streams, keys.deadLetters));
+  if (keys?.refused)
+    findings.push({ check: 'hash-tags', level: 'warning', node: '', message: `Could not list the streams (${keys.refused}).` });
+  return report(ctx, findings, summarizeCapabilities(caps));
+}
+
+/** Prints the findings (problems on stderr too); exit 1 when any is a problem. */
+function report(ctx: CliContext, findings: Finding[], capabilities: CapabilitySummary | null): number {
+  const problems = findings.filter((f) => f.level === 'problem');
+  if (ctx.json) ctx.printJson({ capabilities, findings });
+  else {
+    for (const f of findings)
+      ctx.print(`${f.level.padEnd(7)}  ${f.check.padEnd(12)}  ${f.node ? `${f.node}  ` : ''}${printable(f.message, 400)}`);
+    ctx.print(problems.length === 0 ? 'No problem found.' : `${problems.length} problem(s) found.`);
+  }
+  for (const p of problems) ctx.warn(`${p.check}${p.node ? ` (${p.node})` : ''}: ${p.message}`);
+  return problems.length > 0 ? EXIT.checkFailed : EXIT.ok;
+}
 
 /** Stream keys of every node (SCAN TYPE stream), dead-letter streams apart; `refused` when SCAN is not allowed. */
 async function streamKeys(

@@ -31,21 +31,23 @@ outbox.discardParked([ids]) (docs/OPERATIONS.md, RedisStreamsOutboxEventsParked)
 ${COMMON_HELP}
 
 Exit codes: 0 nothing parked, 1 events parked (named on stderr), 2 bad arguments,
-4 PostgreSQL or Redis unreachable (or pg not installed).
+4 PostgreSQL unreachable (or pg not installed). It reads only PostgreSQL, so it runs while Redis is away.
 Example: nest-redis-streams outbox --database-url postgres://app@db:5432/shop --stream orders`,
+  needsRedis: false,
   options: {
     'database-url': { type: 'string' },
     stream: { type: 'string' },
     limit: { type: 'string' },
   },
-  prepare(parsed) {
+  prepare(parsed, env) {
     if (parsed.positionals.length > 0) {
       throw new UsageError(
         `"outbox" takes options only; unexpected "${parsed.positionals[0]}". Run "nest-redis-streams outbox --help".`,
       );
     }
     intOption(parsed, 'limit', 1);
-    if (stringOption(parsed, 'database-url') !== undefined) databaseUrlFrom(parsed, {});
+    // Before connecting to Redis: a missing database URL is a usage error whether Redis answers or not.
+    databaseUrlFrom(parsed, env);
     loadPg();
     return {};
   },

@@ -6,6 +6,9 @@ import { pgTextProblem } from '../pg-text.js';
 import { deleteInBatches } from '../delete-in-batches.js';
 import type { SqlDatabase } from '../sql-database.interface.js';
 
+/** Most UTF-8 bytes of an inbox row's key (stream, group, handler, event id): see `record`. */
+const INBOX_KEY_MAX_BYTES = 2048;
+
 /** What the inbox reads of a delivery: `RedisStreamsContext` has it all. */
 export type InboxDelivery = Pick<RedisStreamsContext, 'getStream' | 'getGroup' | 'getEventId' | 'getEntryId'>;
 
@@ -71,6 +74,13 @@ export class Inbox<Tx> {
     // Partitions of one logical stream share one identity: an event re-published into another
     // partition (an unkeyed one before its partition followed from its event id) is the same event.
     const logical = partitionOfKey(stream)?.stream ?? stream;
+    const keyBytes = [logical, delivery.getGroup(), handler, eventId].reduce((n, s) => n + Buffer.byteLength(s, 'utf8'), 0);
+    if (keyBytes > INBOX_KEY_MAX_BYTES) {
+      // PostgreSQL's btree caps an index entry at about 2,700 bytes: the INSERT would fail and abort tx.
+      throw new NonRetryableError(
+        `The event id "${eventId.slice(0, 20)}…" of entry ${delivery.getEntryId()} in stream "${stream}" makes the inbox key ${keyBytes} bytes long, over ${INBOX_KEY_MAX_BYTES} (stream, group, handler and event id together), which PostgreSQL cannot index: the producer must send shorter ids (Outbox.add takes at most 1,024 bytes).`,
+      );
+    }
     const params = [logical, delivery.getGroup(), handler, eventId, delivery.getEntryId()];
     const rows = await this.db.executor(tx).query(
       logical === stream

@@ -12,8 +12,14 @@ export interface OutboxPublishLimits {
   readonly options: { readonly maxPayloadBytes: number; readonly serializer: PayloadSerializer };
 }
 
+/**
+ * Most UTF-8 bytes of an event id or partition key: both are in btree indexes, whose entries
+ * PostgreSQL caps at about 2,700 bytes (a longer one fails the INSERT and the caller's transaction).
+ */
+const MAX_KEY_BYTES = 1024;
+
 /** `optional`: undefined passes, and so does '' (a key like any other, as before the checks). */
-function checkText(field: string, value: unknown, fix: string, optional = false): void {
+function checkText(field: string, value: unknown, fix: string, optional = false, maxBytes = Infinity): void {
   if (optional && value === undefined) return;
   if (typeof value !== 'string' || (value.length === 0 && !optional)) {
     throw new InvalidOptionsError(
@@ -22,6 +28,12 @@ function checkText(field: string, value: unknown, fix: string, optional = false)
   }
   const problem = pgTextProblem(value);
   if (problem) throw new InvalidOptionsError(`Outbox ${field} ${JSON.stringify(value)} ${problem}: ${fix}.`);
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes > maxBytes) {
+    throw new InvalidOptionsError(
+      `Outbox ${field} "${value.slice(0, 20)}…" is ${bytes} bytes long, over the limit of ${maxBytes} (PostgreSQL indexes it, and fails the INSERT past about 2,700 bytes): shorten it (e.g. to a hash of it).`,
+    );
+  }
 }
 
 /**
@@ -37,8 +49,10 @@ export function validateOutboxEvent(
   options: { eventId: string; headers?: Record<string, string>; partitionKey?: string },
 ): string {
   checkText('stream', stream, 'pass the stream (pattern) to publish to, without NUL characters');
-  checkText('eventId', options.eventId, 'pass a stable id of printable UTF-8 text (e.g. "order-42-placed") or leave it out');
-  checkText('partitionKey', options.partitionKey, 'pass a key of UTF-8 text without NUL characters, or leave it out', true);
+  const idFix = 'pass a stable id of printable UTF-8 text (e.g. "order-42-placed") or leave it out';
+  checkText('eventId', options.eventId, idFix, false, MAX_KEY_BYTES);
+  const keyFix = 'pass a key of UTF-8 text without NUL characters, or leave it out';
+  checkText('partitionKey', options.partitionKey, keyFix, true, MAX_KEY_BYTES);
   if (options.headers !== undefined && (typeof options.headers !== 'object' || options.headers === null)) {
     throw new InvalidOptionsError(`Outbox headers ${JSON.stringify(options.headers)} are not an object: pass { name: 'value' }.`);
   }
@@ -57,7 +71,16 @@ export function validateOutboxEvent(
       );
     }
   }
-  const json = JSON.stringify(payload);
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(payload);
+  } catch (err) {
+    // A BigInt, a circular reference or a throwing toJSON: refused here, before any statement.
+    throw new InvalidOptionsError(
+      `Outbox payload for stream "${stream}" cannot be written as JSON (${(err as Error).message.replace(/\s*\n\s*/g, ' ')}): pass plain data (BigInt as a string, no circular references).`,
+      { cause: err },
+    );
+  }
   if (json === undefined) {
     throw new InvalidOptionsError(
       `Outbox payload for stream "${stream}" is ${typeof payload}, which JSON cannot hold: pass an object, array, string, number, boolean or null.`,
