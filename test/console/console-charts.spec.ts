@@ -102,7 +102,12 @@ describe('console charts: a bounded history in Redis, sparklines and a group cha
     await page.waitForSelector('[data-test=overview] svg[data-test=spark] polyline');
     const spark = await page.$eval('svg[data-test=spark] polyline.pending', (el) => el.getAttribute('points') ?? '');
     expect(spark.split(' ').length).toBeGreaterThanOrEqual(3);
-    const box = await page.locator('svg[data-test=spark]').first().boundingBox();
+    // The overview re-renders on its refresh timer: an element read just as it is replaced has no box.
+    let box: { width: number; height: number } | null = null;
+    await waitFor(
+      async () => (box = await page.locator('svg[data-test=spark]').first().boundingBox()) !== null,
+      'a sparkline laid out',
+    );
     expect(box).toMatchObject({ width: 120, height: 24 });
 
     await page.goto(`${c.base}#group?${new URLSearchParams({ stream, group: 'g' })}`);
