@@ -57,6 +57,8 @@ describe.each([pgKind, pgliteKind])('Outbox relay with an unpublishable event, o
     relay.start();
     await waitFor(async () => (await publishedIds(stream)).includes('b-1'), 'key b published while key a is stuck', 10_000);
     await waitFor(async () => (await row('a-big')).parked_at, 'the oversize event parked');
+    // b-1 is marked sent by the commit after its XADD: wait for it before reading the backlog.
+    await waitFor(async () => (await row('b-1')).sent_at, 'b-1 marked sent');
     const parked = await row('a-big');
     expect(parked).toMatchObject({ attempts: 1, sent_at: null });
     expect(parked.last_error).toMatch(
