@@ -1,4 +1,5 @@
-import { type ClaimReadReply, claimReadArgs, splitClaimRead } from './claim-read.js';
+import type { Redis } from 'ioredis';
+import { type ClaimReadReply, claimReadArgs, readWithClaim, reportClaimedByRead, splitClaimRead } from './claim-read.js';
 
 describe('splitClaimRead', () => {
   it('tells new entries from claimed ones, counting this delivery, and never hands back what this process holds', () => {
@@ -25,6 +26,11 @@ describe('splitClaimRead', () => {
   it('reads a timeout (null) as nothing', () => {
     expect(splitClaimRead(null, () => false)).toEqual({ fresh: [], claimed: [], alreadyHeld: [] });
   });
+
+  it('keeps a claimed entry whose payload is gone (fields null) and reads a missing idle time as 0', () => {
+    const reply = [['s', [['1-0', null, undefined, 2]]]] as unknown as ClaimReadReply;
+    expect(splitClaimRead(reply, () => false).claimed).toEqual([{ id: '1-0', fields: null, deliveries: 3, idleMs: 0 }]);
+  });
 });
 
 describe('claimReadArgs', () => {
@@ -44,5 +50,35 @@ describe('claimReadArgs', () => {
       '>',
     ]);
     expect(claimReadArgs('g', 'c', 10, null, 30_000, 's')).not.toContain('BLOCK');
+  });
+});
+
+describe('readWithClaim', () => {
+  it('sends one XREADGROUP … CLAIM for the target and splits its reply', async () => {
+    const sent: unknown[][] = [];
+    // Only Redis.call is used: the CLAIM option has no typed ioredis method.
+    const reader: Pick<Redis, 'call'> = {
+      call: (async (...args: unknown[]) => {
+        sent.push(args);
+        return [['s', [['1-0', ['f', 'a'], 0, 0]]]];
+      }) as Redis['call'],
+    };
+    const result = await readWithClaim(reader as Redis, { stream: 's', group: 'g', consumer: 'c' }, 5, null, 1_000, () => false);
+    expect(sent).toEqual([['XREADGROUP', ...claimReadArgs('g', 'c', 5, null, 1_000, 's')]]);
+    expect(result.fresh).toEqual([['1-0', ['f', 'a']]]);
+  });
+});
+
+describe('reportClaimedByRead', () => {
+  it('logs and emits reclaimed as a reclaim round does', () => {
+    const warnings: string[] = [];
+    const emitted: unknown[] = [];
+    reportClaimedByRead(
+      { logger: { warn: (m) => warnings.push(m) }, events: { emit: (event, payload) => emitted.push([event, payload]) } },
+      { stream: 's', group: 'g', consumer: 'c' },
+      3,
+    );
+    expect(warnings).toEqual(['Reclaimed 3 idle entries of stream "s" group "g".']);
+    expect(emitted).toEqual([['reclaimed', { stream: 's', group: 'g', consumer: 'c', count: 3 }]]);
   });
 });
