@@ -1,6 +1,9 @@
 import {
+  DLQ_FIELDS,
   DeadLetterReason,
   deadLetterFields,
+  deadLetterMetadata,
+  escapedOriginalFields,
   describeError,
   splitDeadLetterBuffers,
   splitDeadLetterFields,
@@ -42,5 +45,38 @@ describe('dead-letter record', () => {
     });
     expect(describeError('plain')).toEqual({ message: 'plain', errorClass: 'string' });
     expect(describeError(undefined)).toEqual({ message: '', errorClass: '' });
+  });
+
+  it('writes every metadata field, the time from the clock and empty error fields when nothing was thrown', () => {
+    jest.useFakeTimers({ now: 1_700_000_000_000 });
+    try {
+      const meta = deadLetterMetadata(details);
+      const names = meta.filter((_, i) => i % 2 === 0);
+      expect(names).toEqual(Object.values(DLQ_FIELDS).filter((name) => name !== DLQ_FIELDS.lostCount));
+      expect(splitDeadLetterFields(meta).meta).toMatchObject({
+        time: '1700000000000',
+        error: '',
+        error_class: '',
+        deliveries: '5',
+      });
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('escapes nothing of a missing payload and drops a name without a value', () => {
+    expect(escapedOriginalFields(null)).toEqual([]);
+    expect(escapedOriginalFields(['dlq:a', '1', 'dangling'])).toEqual(['orig:dlq:a', '1']);
+  });
+
+  it('describes an error without a message by its JSON, one that cannot be JSON by String, and a nameless Error by its class', () => {
+    expect(describeError({ code: 7 })).toEqual({ message: '{"code":7}', errorClass: '' });
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    expect(describeError(circular)).toEqual({ message: '[object Object]', errorClass: '' });
+    class PaymentError extends Error {}
+    const nameless = new PaymentError('declined');
+    nameless.name = '';
+    expect(describeError(nameless)).toEqual({ message: 'declined', errorClass: 'PaymentError' });
   });
 });
