@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
-import { slotOf } from '../redis/slots.js';
-import { HANDLER_ERRORS, handlerErrorsKey, readHandlerErrors, recordHandlerError } from './handler-errors.js';
+import { HANDLER_ERRORS, readHandlerErrors, recordHandlerError } from './handler-errors.js';
 
 // The errors stream's record and read, against a fake of the three commands they send: a
 // pipeline of XADD and PEXPIRE, and XREVRANGE. Typed loosely: ioredis' pipeline is a chainable
@@ -43,12 +42,6 @@ describe('handler errors', () => {
   beforeEach(() => jest.useFakeTimers({ now: 1_700_000_000_000 }));
   afterEach(() => jest.useRealTimers());
 
-  it("keeps the errors stream in the consumed stream's hash slot, tagged or not", () => {
-    expect(handlerErrorsKey('orders', 'billing')).toBe('{orders}:nrs-errors:billing');
-    expect(handlerErrorsKey('orders:{orders:3}', 'billing')).toBe('orders:{orders:3}:nrs-errors:billing');
-    for (const stream of ['orders', 'orders:{orders:3}']) expect(slotOf(handlerErrorsKey(stream, 'g'))).toBe(slotOf(stream));
-  });
-
   describe('recordHandlerError', () => {
     it('appends one capped record and refreshes its expiry in one round trip', async () => {
       const fake = new FakeRedis();
@@ -66,6 +59,12 @@ describe('handler errors', () => {
         ['pexpire', '{orders}:nrs-errors:billing', HANDLER_ERRORS.ttlMs],
         ['exec'],
       ]);
+    });
+
+    it('writes beside a partition stream under its own hash tag', async () => {
+      const fake = new FakeRedis();
+      await recordHandlerError(fake.redis, 'orders:{orders:3}', 'billing', failure);
+      expect(fake.sent[0][1]).toBe('orders:{orders:3}:nrs-errors:billing');
     });
 
     it('cuts a long message to maxMessage characters and a long class name to 100', async () => {
