@@ -9,7 +9,6 @@ import { JsonCodec } from '../codec/json.codec.js';
 import type { DecodedEntry } from '../codec/envelope.js';
 import type { RedisStreamsContext } from '../context/redis-streams.context.js';
 import type { RedisStreamsBatchContext } from '../context/redis-streams-batch.context.js';
-import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import { type RedisStreamsEvents, RedisStreamsStatus } from '../events/redis-streams.events.js';
 import { TransportEvents } from '../events/transport-events.js';
 import type { RedisStreamsServerOptions } from '../interfaces/server-options.interface.js';
@@ -28,11 +27,10 @@ import { ConsumerScheduler } from './consumer-scheduler.js';
 import { type DirectHandler, findDirectHandlers } from './direct-handlers.js';
 import { startOwnership } from './exclusive-ownership.js';
 import type { OwnershipCoordinator } from '../ownership/ownership-coordinator.js';
-import { type ResolvedServerOptions, resolveHandlerOptions, resolveServerOptions } from './resolve-options.js';
-import { partitionStreams } from './partitions.js';
+import { type HandlerRegistration, HandlerRegistry } from './handler-registry.js';
+import { type ResolvedServerOptions, resolveServerOptions } from './resolve-options.js';
 import { type AnswerPacket, ReplyWriter } from './reply-writer.js';
 import { StreamConsumer } from './stream-consumer.js';
-import { streamNameOf } from './stream-pattern.js';
 import type { StreamSubscription } from './stream-subscription.js';
 import { SERVER_MESSAGES } from './server.messages.js';
 
@@ -62,13 +60,13 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
   readonly events = new TransportEvents();
   readonly options: ResolvedServerOptions;
   private readonly optionsError: Error | null = null;
-  private readonly handlerSpecs = new Map<
-    string,
-    { pattern: string; handler: MessageHandler; extras: StreamHandlerOptions; isEvent: boolean }
-  >();
+  /** Every handler's stream(s), group and options, decided once when Nest adds it. */
+  private readonly handlers: HandlerRegistry;
   private commands: ScriptedRedis | null = null;
   private readonly readers: Redis[] = [];
   private readonly consumers: StreamConsumer[] = [];
+  /** The consumer of each subscription (a request's answer is fenced by its consumer's lease). */
+  private readonly consumerOf = new Map<StreamSubscription, StreamConsumer>();
   private scheduler: ConsumerScheduler | null = null;
   /** Exclusive ownership: one coordinator per logical stream and group (none when shared). */
   private coordinators: OwnershipCoordinator[] = [];
@@ -95,7 +93,9 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       this.options = { ...(options as ResolvedServerOptions) };
     }
     this.initializeDeserializer(options);
-    this.replies = new ReplyWriter(() => this.commands!, isClusterConnection(this.options.connection), new JsonCodec());
+    const cluster = isClusterConnection(this.options.connection);
+    this.handlers = new HandlerRegistry(this.options, cluster, (pattern) => this.normalizePattern(pattern));
+    this.replies = new ReplyWriter(() => this.commands!, cluster, new JsonCodec());
   }
 
   /** Every stream consumer of this server (one per stream and group). */
@@ -151,50 +151,25 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     return connection;
   }
 
-  /**
-   * Keeps event handlers of different groups apart. Nest's base class chains every handler of a
-   * pattern into one call, which would run the billing handler for the inventory group's entry.
-   */
+  /** Registers a handler with its stream and group (see HandlerRegistry: groups are kept apart). */
   override addHandler(
     pattern: unknown,
     callback: MessageHandler,
     isEventHandler = false,
     extras: Record<string, unknown> = {},
   ): void {
-    const normalized = this.normalizePattern(streamNameOf(pattern) as string);
-    const group = (extras as StreamHandlerOptions).group ?? this.options.group;
-    const key = `${normalized}\u0000${group}`;
     callback.isEventHandler = isEventHandler;
     callback.extras = extras;
-    const existing = this.handlerSpecs.get(key);
-    if (existing && existing.isEvent && isEventHandler) {
-      // Same stream and group: one consumer runs them all for each entry (Nest's own chaining).
-      let tail = existing.handler;
-      while (tail.next) tail = tail.next;
-      tail.next = callback;
-      return;
-    }
-    if (existing)
-      throw new InvalidOptionsError(
-        existing.isEvent !== isEventHandler
-          ? MESSAGES.mixedHandlerKinds(normalized, group)
-          : MESSAGES.duplicateMessageHandler(normalized, group),
-      );
-    this.handlerSpecs.set(key, {
-      pattern: normalized,
-      handler: callback,
-      extras: extras as StreamHandlerOptions,
-      isEvent: isEventHandler,
-    });
+    const { pattern: normalized } = this.handlers.add(pattern, callback, isEventHandler, extras as StreamHandlerOptions);
     if (!this.messageHandlers.has(normalized)) this.messageHandlers.set(normalized, callback);
   }
 
   async listen(callback: (err?: unknown, ...optionalParams: unknown[]) => void): Promise<void> {
     try {
       if (this.optionsError) throw this.optionsError;
-      const subscriptions = this.buildSubscriptions();
-      if (this.directApp) this.directHandlers = this.findDirectHandlers(this.directApp);
-      await this.start(subscriptions);
+      const registrations = this.handlers.registrations();
+      if (this.directApp) this.directHandlers = this.findDirectHandlers(this.directApp, registrations);
+      await this.start(registrations);
       callback();
     } catch (err) {
       await this.close();
@@ -231,25 +206,9 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     this._status$.next(RedisStreamsStatus.DISCONNECTED);
   }
 
-  private buildSubscriptions(): StreamSubscription[] {
-    return [...this.handlerSpecs.values()].flatMap(({ pattern, handler, extras, isEvent }) => {
-      const base = `${this.options.keyPrefix}${pattern}`;
-      const cluster = isClusterConnection(this.options.connection);
-      resolveHandlerOptions(this.options, extras ?? {}, base, cluster);
-      // One subscription (read loop) per partition stream, all with the same handler and group.
-      return partitionStreams(base, extras?.partitions ?? 1).map((stream, partition) => ({
-        pattern,
-        stream,
-        partition,
-        kind: isEvent ? ('event' as const) : ('message' as const),
-        handler,
-        options: resolveHandlerOptions(this.options, extras ?? {}, stream, cluster),
-      }));
-    });
-  }
-
-  private async start(subscriptions: StreamSubscription[]): Promise<void> {
+  private async start(registrations: readonly HandlerRegistration[]): Promise<void> {
     const { connection } = this.options;
+    const subscriptions = registrations.flatMap((registration) => registration.subscriptions);
     this.commands = withStreamScripts(this.withListeners(createRedisConnection(connection, `commands:${this.options.consumer}`)));
     watchStatus(this.commands, this._status$);
     await connectOrExplain(this.commands, connection);
@@ -298,6 +257,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       const consumer = new StreamConsumer(subscription, { ...runtime, reader });
       await consumer.start();
       this.consumers.push(consumer);
+      this.consumerOf.set(subscription, consumer);
     }
     this.scheduler = new ConsumerScheduler(
       this.options.schedulerRegistry ?? new SchedulerRegistry(),
@@ -307,14 +267,15 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       this.logger,
     );
     this.scheduler.schedule(this.consumers);
-    this.coordinators = await startOwnership(
-      this.consumers,
-      this.options.keyPrefix,
-      runtime.member,
-      this.commands,
-      this.events,
-      this.logger,
-    );
+    const exclusive = registrations
+      .filter(({ options }) => options.exclusive)
+      .map(({ stream, group, options, subscriptions: partitions }) => ({
+        stream,
+        group,
+        leaseMs: options.exclusive!.leaseMs,
+        consumers: partitions.map((partition) => this.consumerOf.get(partition)!),
+      }));
+    this.coordinators = await startOwnership(exclusive, runtime.member, this.commands, this.events, this.logger);
     this._status$.next(RedisStreamsStatus.CONNECTED);
     const streams = subscriptions.map((s) => ({ stream: s.stream, group: s.options.group }));
     this.logger.log(SERVER_MESSAGES.consuming(streams, this.options.consumer));
@@ -361,16 +322,11 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     return this;
   }
 
-  private findDirectHandlers(app: unknown): Map<MessageHandler, DirectHandler> {
-    // Batch handlers are called by invokeBatch, always through Nest's pipeline.
-    const specs = [...this.handlerSpecs.entries()]
-      .filter(([, spec]) => !(spec.extras as { batch?: unknown }).batch)
-      .map(([key, spec]) => ({ ...spec, group: key.split('\u0000')[1] }));
+  private findDirectHandlers(app: unknown, registrations: readonly HandlerRegistration[]): Map<MessageHandler, DirectHandler> {
     return findDirectHandlers(
       app,
-      specs,
-      (pattern) => this.normalizePattern(streamNameOf(pattern) as string),
-      (extras) => (extras as StreamHandlerOptions | undefined)?.group ?? this.options.group,
+      registrations,
+      (pattern, extras) => this.handlers.find(pattern, extras),
       this.transportId,
       (message) => this.logger.log(message),
     );
@@ -437,7 +393,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     const replyTo = entry.replyTo!;
     const correlationId = entry.correlationId!;
     return new Promise<void>((resolve) => {
-      const fence = sub.options.exclusive ? this.consumers.find((c) => c.subscription === sub)?.fence : undefined;
+      const fence = sub.options.exclusive ? this.consumerOf.get(sub)?.fence : undefined;
       const produce = async () => {
         try {
           return this.transformToObservable(await sub.handler(entry.data, ctx));
