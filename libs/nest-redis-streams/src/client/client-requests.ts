@@ -4,8 +4,8 @@ import type { ReadPacket, WritePacket } from '@nestjs/microservices';
 import type { Redis } from 'ioredis';
 import type { ReplyPacket } from '../codec/reply.js';
 import { defaultConsumerName } from '../constants.js';
+import { replyStreamName } from '../reply-streams.js';
 import type { ClientConnections } from './client-connections.js';
-import { REPLY_STREAM } from './client.constants.js';
 import { CLIENT_MESSAGES } from './client.messages.js';
 import { ConsumerGroupCheck } from './consumer-group-check.js';
 import { ClientClosedError } from './errors/client-closed.error.js';
@@ -103,7 +103,7 @@ export class ClientRequests {
     const commands = await this.connect();
     // XREAD BLOCK holds its connection, so replies get their own; it waits out outages for ever.
     const reader = await this.connections.open('replies', { maxRetriesPerRequest: null });
-    const stream = `${this.options.keyPrefix}${REPLY_STREAM.infix}${defaultConsumerName()}:${randomUUID()}`;
+    const stream = replyStreamName(this.options.keyPrefix, defaultConsumerName(), randomUUID());
     const replies = new ReplyReader(
       stream,
       commands,
