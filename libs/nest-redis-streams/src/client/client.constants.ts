@@ -11,9 +11,8 @@ export const CLIENT_DEFAULTS = {
   partitions: {} as Record<string, number>,
 };
 
-/** Reply streams: `<keyPrefix>nrs:replies:<host>:<uuid>`, one per client instance. */
+/** How a client keeps and reads its reply stream (named in ../reply-streams.ts). */
 export const REPLY_STREAM = {
-  infix: 'nrs:replies:',
   /**
    * A reply stream whose client died without close() expires after this long; a live client
    * renews it every third of it.

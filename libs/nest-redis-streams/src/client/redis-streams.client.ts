@@ -1,44 +1,28 @@
-import { randomUUID } from 'node:crypto';
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { type Observable, catchError, throwError } from 'rxjs';
-import type { ReplyPacket } from '../codec/reply.js';
-import { defaultConsumerName } from '../constants.js';
 import { type RedisStreamsEvents, RedisStreamsStatus } from '../events/redis-streams.events.js';
-import { connectOrExplain, quitWithin, watchStatus } from '../redis/connect.js';
-import { createRedisConnection, describeConnection } from '../redis/connection.factory.js';
-import { readGroupBacklogs } from '../trim/group-backlog.js';
-import type { StreamRetention } from '../trim/retention-options.interface.js';
+import { probeCapabilities, probeKeyNear } from '../redis/capabilities.js';
+import { watchStatus } from '../redis/connect.js';
+import { IdmpWriter, resolveIdempotentWrites } from '../redis/idmp.js';
 import { RetentionScheduler } from '../trim/retention-scheduler.js';
 import { StreamTrimmer } from '../trim/stream-trimmer.service.js';
+import { describeValue } from './batch-failures.js';
+import { ClientConnections } from './client-connections.js';
 import type { RedisStreamsClientOptions } from './client-options.interface.js';
-import { REPLY_STREAM } from './client.constants.js';
+import { ClientRequests } from './client-requests.js';
 import { CLIENT_MESSAGES } from './client.messages.js';
+import { EntryEncoder } from './entry-encoder.js';
+import { EntryWriter } from './entry-writer.js';
 import { ClientClosedError } from './errors/client-closed.error.js';
 import { ConnectionFailedError } from './errors/connection-failed.error.js';
-import type { EmitBatchFailure } from './errors/emit-batch.error.js';
-import { NoMessageHandlerError } from './errors/no-message-handler.error.js';
-import { PublishFailedError } from './errors/publish-failed.error.js';
-import { RequestTimeoutError } from './errors/request-timeout.error.js';
-import { PendingRequests } from './pending-requests.js';
-import { ReplyReader } from './reply-reader.js';
 import { type ResolvedClientOptions, resolveClientOptions } from './resolve-client-options.js';
-import { batchError, describeValue } from './batch-failures.js';
-import { EntryEncoder, type RequestFields } from './entry-encoder.js';
 import { settledObservable } from './settled-observable.js';
-import { type StreamRoute, StreamRoutes } from './stream-routes.js';
-import { aclUserOf } from '../redis/acl-hint.js';
-import { probeCapabilities, probeKeyNear } from '../redis/capabilities.js';
-import { IdmpWriter, resolveIdempotentWrites } from '../redis/idmp.js';
-import { StreamRecord } from './stream-record.js';
-import { explainWriteError } from './write-errors.js';
+import { StreamRoutes } from './stream-routes.js';
 import type { ClientWriteObserver } from './write-observer.interface.js';
-import { XaddBatcher, type XaddOutcome } from './xadd-batcher.js';
 
 export type { ClientWriteObserver } from './write-observer.interface.js';
-
-type Listener = (...args: unknown[]) => void;
 
 /**
  * Nest client for Redis Streams. `emit(pattern, data)` appends an entry to the stream
@@ -63,37 +47,28 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
   private readonly logger = new Logger(RedisStreamsClient.name);
   /** The options with every default applied. */
   readonly options: ResolvedClientOptions;
-  private readonly requests: PendingRequests;
-  private readonly encoder: EntryEncoder;
   private readonly routes: StreamRoutes;
   private readonly trimmer = new StreamTrimmer(() => this.connect());
   private readonly retention = new RetentionScheduler(this.trimmer);
-  private readonly listeners: Array<[event: string, listener: Listener]> = [];
-  private readonly connections = new Set<Redis>();
-  /** Streams known to have a consumer group, so requests to them can be answered. */
-  private readonly readStreams = new Set<string>();
-  /** The check in flight per stream, shared by the requests that arrive while it runs. */
-  private readonly groupChecks = new Map<string, Promise<void>>();
-  private observer: ClientWriteObserver | null = null;
-  /** Streams whose retention the observer was told of (empty while nobody observes). */
-  private readonly retentionReported = new Set<string>();
+  private readonly connections: ClientConnections;
+  /** emit(), emitBatch() and the requests' writes. */
+  private readonly writer: EntryWriter;
+  private readonly requests: ClientRequests;
   private commands: Redis | null = null;
-  private batcher: XaddBatcher | null = null;
-  /** XADD … IDMP when every node offers it (probed on connect) and idempotentWrites is on; null: plain XADDs. */
-  private idmp: IdmpWriter | null = null;
   private connecting: Promise<Redis> | null = null;
-  private replies: Promise<ReplyReader> | null = null;
   private closing: Promise<void> | null = null;
 
   constructor(options: RedisStreamsClientOptions = {}) {
     super();
     this.options = resolveClientOptions(options);
-    this.requests = new PendingRequests(
-      this.options.requestTimeoutMs,
-      (stream) => new RequestTimeoutError(CLIENT_MESSAGES.requestTimeout(stream, this.options.requestTimeoutMs), stream),
-    );
-    this.encoder = new EntryEncoder(this.options.serializer, this.options.maxPayloadBytes);
     this.routes = new StreamRoutes(this.options, (pattern) => this.normalizePattern(pattern as string));
+    this.connections = new ClientConnections(this.options.connection);
+    const encoder = new EntryEncoder(this.options.serializer, this.options.maxPayloadBytes);
+    const connect = () => this.connect();
+    this.writer = new EntryWriter(this.options, this.routes, encoder, this.retention, connect, (pattern, data) =>
+      this.packetOf(pattern, data),
+    );
+    this.requests = new ClientRequests(this.options, connect, this.connections, this.writer, this.logger);
   }
 
   /** Requests sent and still waiting for their (last) reply. */
@@ -120,8 +95,8 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
   }
 
   /** Key of this client's reply stream once a `send()` created it, else null. */
-  async replyStream(): Promise<string | null> {
-    return this.replies ? (await this.replies).stream : null;
+  replyStream(): Promise<string | null> {
+    return this.requests.replyStream();
   }
 
   /** Runs the periodic retention work (safe trims, backlog checks) of every stream written so far, now. */
@@ -135,8 +110,7 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
    * the last, and hears every stream's retention again on its next write.
    */
   observeWrites(observer: ClientWriteObserver | null): void {
-    this.observer = observer;
-    this.retentionReported.clear();
+    this.writer.observe(observer);
   }
 
   /** Connects (once; concurrent calls share it) and resolves with the command connection. */
@@ -156,7 +130,10 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
    * connect again afterwards.
    */
   close(): Promise<void> {
-    this.closing ??= this.shutdown().finally(() => (this.closing = null));
+    this.closing ??= this.shutdown().finally(() => {
+      this.closing = null;
+      this.writer.closing = false;
+    });
     return this.closing;
   }
 
@@ -176,9 +153,7 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
     K extends keyof RedisStreamsEvents = keyof RedisStreamsEvents,
     C extends RedisStreamsEvents[K] = RedisStreamsEvents[K],
   >(event: K, callback: C): void {
-    const listener = callback as unknown as Listener;
-    this.listeners.push([event, listener]);
-    for (const connection of this.connections) connection.on(event, listener);
+    this.connections.on(event, callback as unknown as (...args: unknown[]) => void);
   }
 
   /**
@@ -205,7 +180,7 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
   emitBatch<TInput = unknown>(pattern: unknown, data: readonly TInput[]): Observable<string[]> {
     if (pattern === null || pattern === undefined) return super.emit(pattern, data);
     if (!Array.isArray(data)) return throwError(() => new TypeError(CLIENT_MESSAGES.batchNotArray(describeValue(data))));
-    return settledObservable(this.writeBatch(pattern, data));
+    return settledObservable(this.writer.writeBatch(pattern, data));
   }
 
   /** Like ClientProxy.send; a connection failure names the stream. */
@@ -217,22 +192,12 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
 
   /** Nest's request path: registers the request, then writes it with this client's reply stream. */
   protected publish(packet: ReadPacket, callback: (packet: WritePacket) => void): () => void {
-    const correlationId = randomUUID();
-    const stream = this.streamFor(packet);
-    // The moment this request's timeout fires: past it the caller has been told it failed, so a
-    // server that reads it later (it was down, or backlogged) must not run it.
-    const deadline = Date.now() + this.options.requestTimeoutMs;
-    // Registered before the write: the reply can be read before the XADD's own reply arrives.
-    this.requests.add(correlationId, stream, callback);
-    this.request(packet, stream, correlationId, deadline).catch((err: unknown) =>
-      this.requests.fail(correlationId, explainWriteError(err, this.writeContext(stream))),
-    );
-    return () => this.requests.remove(correlationId);
+    return this.requests.publish(packet, this.streamFor(packet), callback);
   }
 
   /** Nest's event path: resolves with the entry id once Redis stored the entry. */
   protected dispatchEvent<T = string>(packet: ReadPacket): Promise<T> {
-    return this.write(packet, this.streamFor(packet)) as Promise<T>;
+    return this.writer.write(packet, this.streamFor(packet)) as Promise<T>;
   }
 
   /** Nest 12 builds packets with its dispatch hook (e.g. tracing's metadata); Nest 11 has neither. */
@@ -241,242 +206,35 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
     return create ? create.call(this, pattern, data) : { pattern, data };
   }
 
-  private async request(packet: ReadPacket, stream: string, correlationId: string, deadline: number): Promise<void> {
-    const replies = await this.replyReader();
-    await this.requireConsumerGroup(stream);
-    // The caller may have given up (unsubscribed, timed out) meanwhile: then nothing is written.
-    if (!this.requests.has(correlationId)) return;
-    await this.write(packet, stream, { replyTo: replies.stream, correlationId, deadline });
-  }
-
-  private async write(packet: ReadPacket, stream: string, request?: RequestFields): Promise<string> {
-    const route = this.routes.of(packet.pattern);
-    const fields = this.encoder.encode(packet, stream, request);
-    try {
-      const batcher = this.batcher && !this.closing ? this.batcher : await this.connectedBatcher();
-      const settingUp = this.idmp?.ready(stream);
-      if (settingUp) await settingUp;
-      const id = await batcher.add(stream, this.headOf(route, packet.data), fields);
-      this.idmp?.written(stream);
-      if (route.retention) this.retentionWritten(stream, route.retention);
-      return id;
-    } catch (err) {
-      throw explainWriteError(err, this.writeContext(stream));
-    }
-  }
-
-  private async writeBatch(pattern: unknown, items: readonly unknown[]): Promise<string[]> {
-    const route = this.routes.of(pattern);
-    if (items.length === 0) return [];
-    const streams = new Array<string>(items.length);
-    const fields = new Array<string[]>(items.length);
-    const invalid: EmitBatchFailure[] = [];
-    for (let i = 0; i < items.length; i++) {
-      const data = items[i];
-      if (data === null || data === undefined) {
-        invalid.push({ index: i, error: new PublishFailedError(CLIENT_MESSAGES.batchEntryNil(i, data), route.stream, false) });
-        continue;
-      }
-      const packet = this.packetOf(pattern, data);
-      streams[i] = this.routes.streamFor(route, data);
-      try {
-        fields[i] = this.encoder.encode(packet, streams[i]);
-      } catch (err) {
-        invalid.push({ index: i, error: err as Error });
-      }
-    }
-    if (invalid.length > 0) throw batchError(route.stream, new Array(items.length).fill(undefined), invalid, 'notEncoded');
-    let outcomes: XaddOutcome[];
-    try {
-      // Queued at once when connected, like emit(): calls of one turn keep their order in the stream.
-      const batcher = this.batcher && !this.closing ? this.batcher : await this.connectedBatcher();
-      const idmp = this.idmp;
-      // Awaited only when a window is being set: an await would let this turn's later writes overtake the batch.
-      const settingUp = idmp ? [...new Set(streams)].map((s) => idmp.ready(s)).filter((p) => p !== null) : [];
-      if (settingUp.length > 0) await Promise.all(settingUp);
-      const heads = idmp === null ? this.routes.headOf(route) : items.map((data) => this.headOf(route, data));
-      outcomes = await batcher.addAll(streams, heads, fields);
-    } catch (err) {
-      // Not connected (or closing): the same error for every entry.
-      outcomes = new Array<XaddOutcome>(items.length).fill(err as Error);
-    }
-    return this.batchResult(route, streams, outcomes);
-  }
-
-  /** The ids of a sent batch, or an EmitBatchError naming each entry that was not stored. */
-  private batchResult(route: StreamRoute, streams: string[], outcomes: XaddOutcome[]): string[] {
-    const ids = new Array<string | undefined>(outcomes.length);
-    const failures: EmitBatchFailure[] = [];
-    // One cause shared by many entries (a lost connection) is explained once per stream.
-    const explained = new Map<string, Map<Error, Error>>();
-    for (let i = 0; i < outcomes.length; i++) {
-      const outcome = outcomes[i];
-      if (typeof outcome === 'string') {
-        ids[i] = outcome;
-        if (route.retention) this.retentionWritten(streams[i], route.retention);
-        continue;
-      }
-      ids[i] = undefined;
-      let byCause = explained.get(streams[i]);
-      if (!byCause) explained.set(streams[i], (byCause = new Map()));
-      let error = byCause.get(outcome);
-      if (!error) byCause.set(outcome, (error = explainWriteError(outcome, this.writeContext(streams[i])) as Error));
-      failures.push({ index: i, error });
-    }
-    if (failures.length > 0) throw batchError(route.stream, ids, failures, 'notStored');
-    return ids as string[];
-  }
-
-  /**
-   * XADD arguments of one entry: with an explicit event id on a server with IDMP (8.6+), the
-   * stream itself drops a re-sent copy (an emit retried after a lost reply) and answers the first
-   * entry's id; elsewhere a copy is written and the consumers' inbox absorbs it.
-   */
-  private headOf(route: StreamRoute, data: unknown): ReadonlyArray<string | number> {
-    const head = this.routes.headOf(route);
-    return this.idmp ? this.idmp.head(data instanceof StreamRecord ? data.eventId : undefined, head) : head;
-  }
-
-  /** The batcher once connected; connects first when needed. */
-  private async connectedBatcher(): Promise<XaddBatcher> {
-    await this.connect();
-    if (!this.batcher) throw new ClientClosedError(CLIENT_MESSAGES.closing);
-    return this.batcher;
-  }
-
-  /** Starts the periodic retention work of a stream written to, and tells the observer of it once. */
-  private retentionWritten(stream: string, retention: StreamRetention): void {
-    this.retention.watch(stream, retention);
-    if (this.observer && !this.retentionReported.has(stream)) {
-      this.retentionReported.add(stream);
-      this.observer.retentionOf(stream, retention);
-    }
-  }
-
-  /**
-   * Requests to a stream that no group reads would wait for their timeout: the server has no
-   * handler to say so (it never reads that stream). Checked once per stream, before writing.
-   */
-  private requireConsumerGroup(stream: string): Promise<void> {
-    if (this.readStreams.has(stream)) return Promise.resolve();
-    // One check for a burst: 1,000 requests sent at once to a new stream made 1,000 XINFO round
-    // trips before the first write, and on a loaded machine the last ones timed out unwritten.
-    let check = this.groupChecks.get(stream);
-    if (!check) {
-      check = this.checkConsumerGroup(stream).finally(() => this.groupChecks.delete(stream));
-      this.groupChecks.set(stream, check);
-    }
-    return check;
-  }
-
-  private async checkConsumerGroup(stream: string): Promise<void> {
-    const groups = await readGroupBacklogs(await this.connect(), stream);
-    if (groups.length === 0) throw new NoMessageHandlerError(CLIENT_MESSAGES.noMessageHandler(stream), stream);
-    this.readStreams.add(stream);
-  }
-
-  private writeContext(stream: string) {
-    return {
-      stream,
-      where: describeConnection(this.options.connection),
-      offlineTimeoutMs: this.options.offlineTimeoutMs,
-      user: aclUserOf(this.options.connection),
-    };
-  }
-
   private explainFor(err: unknown, pattern: unknown): unknown {
-    return err instanceof ConnectionFailedError ? explainWriteError(err, this.writeContext(this.streamOf(pattern))) : err;
+    return err instanceof ConnectionFailedError ? this.writer.explain(err, this.streamOf(pattern)) : err;
   }
 
   private async open(): Promise<Redis> {
-    const commands = await this.openConnection('commands', { maxRetriesPerRequest: this.options.maxRetriesPerRequest });
+    const commands = await this.connections.open('commands', { maxRetriesPerRequest: this.options.maxRetriesPerRequest });
     watchStatus(commands, this._status$);
     this.commands = commands;
     // Probed before the first write, so every write of one turn takes the same path (and keeps its order).
     const idmpOptions = resolveIdempotentWrites(this.options.idempotentWrites);
     const caps =
       idmpOptions && (await probeCapabilities(commands, probeKeyNear(`${this.options.keyPrefix}nrs`)).catch(() => null));
-    this.idmp = caps?.all.idmp ? new IdmpWriter(commands, idmpOptions!, (m) => this.logger.warn(m)) : null;
-    this.batcher = new XaddBatcher(commands, this.options.offlineTimeoutMs, () => this.observer);
+    this.writer.attach(commands, caps?.all.idmp ? new IdmpWriter(commands, idmpOptions!, (m) => this.logger.warn(m)) : null);
     this._status$.next(RedisStreamsStatus.CONNECTED);
     return commands;
   }
 
-  private async openConnection(role: string, overrides: RedisOptions): Promise<Redis> {
-    const redis = createRedisConnection(this.options.connection, `client:${role}:${defaultConsumerName()}`, {
-      // After a refused connect ioredis arms a timer to destroy a socket that is already closed;
-      // its default 2 s would keep a process (or a test run) alive that long after the failure.
-      disconnectTimeout: 200,
-      ...overrides,
-    });
-    for (const [event, listener] of this.listeners) redis.on(event, listener);
-    this.connections.add(redis);
-    try {
-      await connectOrExplain(redis, this.options.connection);
-    } catch (err) {
-      this.connections.delete(redis);
-      throw new ConnectionFailedError((err as Error).message, { cause: err });
-    }
-    return redis;
-  }
-
-  private replyReader(): Promise<ReplyReader> {
-    this.replies ??= this.startReplies().catch((err: unknown) => {
-      this.replies = null;
-      throw err;
-    });
-    return this.replies;
-  }
-
-  private async startReplies(): Promise<ReplyReader> {
-    const commands = await this.connect();
-    // XREAD BLOCK holds its connection, so replies get their own; it waits out outages for ever.
-    const reader = await this.openConnection('replies', { maxRetriesPerRequest: null });
-    const stream = `${this.options.keyPrefix}${REPLY_STREAM.infix}${defaultConsumerName()}:${randomUUID()}`;
-    const replies = new ReplyReader(
-      stream,
-      commands,
-      reader,
-      this.options.deserializer,
-      (packet) => this.onReply(packet),
-      this.logger,
-    );
-    try {
-      await replies.start();
-    } catch (err) {
-      this.connections.delete(reader);
-      reader.disconnect();
-      throw err;
-    }
-    return replies;
-  }
-
-  private onReply({ correlationId, ...packet }: ReplyPacket): void {
-    if (!this.requests.deliver(correlationId, packet)) {
-      this.logger.debug(`Reply for request ${correlationId} arrived after it ended (timed out or cancelled); dropped.`);
-    }
-  }
-
   private async shutdown(): Promise<void> {
+    this.writer.closing = true;
     await this.retention.stop();
-    this.requests.failAll((stream) => new ClientClosedError(CLIENT_MESSAGES.closedBeforeReply(stream)));
+    this.requests.failAll();
     // A connect or reply-stream start still running finishes first, so its connection is closed too.
     const commands = await this.connecting?.catch(() => null);
-    const replies = await this.replies?.catch(() => null);
-    if (replies) {
-      await replies
-        .stop()
-        .catch((err: Error) => this.logger.warn(CLIENT_MESSAGES.replyStreamNotDeleted(replies.stream, err.message)));
-    }
-    await this.batcher?.drain();
-    for (const connection of this.connections) {
-      if (connection === commands) continue;
-      connection.disconnect();
-    }
-    if (commands) await quitWithin(commands);
-    this.connections.clear();
-    this.readStreams.clear();
-    this.commands = this.batcher = this.connecting = this.replies = this.idmp = null;
+    await this.requests.stopReplies();
+    await this.writer.drain();
+    await this.connections.closeAll(commands);
+    this.requests.reset();
+    this.writer.detach();
+    this.commands = this.connecting = null;
     this._status$.next(RedisStreamsStatus.DISCONNECTED);
   }
 }

@@ -4,6 +4,7 @@ import { isObservable, type Observable } from 'rxjs';
 import { catchError } from 'rxjs/operators';
 import type { RedisStreamsContext } from '../context/redis-streams.context.js';
 import { RedisStreamsExceptionFilter } from '../filters/redis-streams-exception.filter.js';
+import type { HandlerRegistration } from './handler-registry.js';
 
 /**
  * Opt-in fast path (`RedisStreamsServer.useDirectHandlers(app)`): an event handler with nothing
@@ -246,48 +247,42 @@ function failed(filter: BaseRpcExceptionFilter, err: unknown, data: unknown, ctx
   return filter.catch(err, host) as Observable<never>;
 }
 
-/** What the server knows of one registered handler. */
-export interface HandlerSpec {
-  /** The stream name without key prefix, as the server normalised it. */
-  pattern: string;
-  group: string;
-  handler: MessageHandler;
-  isEvent: boolean;
-}
-
 /**
  * The direct call of every handler that qualifies, by Nest's handler function; `log` receives
  * one line per handler saying which way it runs and why. Empty when the application's container
- * cannot be read or any app-wide enhancer is bound.
+ * cannot be read or any app-wide enhancer is bound. `registrationOf` is the registry's lookup of
+ * a decorator's pattern and extras, so a controller method is matched by the same decision that
+ * placed its handler.
  */
 export function findDirectHandlers(
   app: unknown,
-  specs: Iterable<HandlerSpec>,
-  streamOf: (pattern: unknown) => string,
-  groupOf: (extras: unknown) => string,
+  registrations: Iterable<HandlerRegistration>,
+  registrationOf: (pattern: unknown, extras: unknown) => HandlerRegistration | undefined,
   transportId: unknown,
   log: (message: string) => void,
 ): Map<MessageHandler, DirectHandler> {
   const direct = new Map<MessageHandler, DirectHandler>();
   const container = containerOf(app);
   const globals = container ? globalEnhancers(container) : [];
-  for (const spec of specs) {
+  for (const registration of registrations) {
+    // Batch handlers are called by invokeBatch, always through Nest's pipeline.
+    if (registration.options.batch) continue;
     let why: string;
     if (!container) why = 'what was passed to useDirectHandlers() is not a Nest microservice this version can read';
     else if (globals.length > 0) why = `app-wide enhancers are bound (${globals.join(', ')})`;
-    else if (!spec.isEvent) why = "it is a @MessagePattern handler (requests always use Nest's pipeline)";
-    else if (spec.handler.next) why = 'several handlers share its stream and group';
+    else if (registration.kind !== 'event') why = "it is a @MessagePattern handler (requests always use Nest's pipeline)";
+    else if (registration.handler.next) why = 'several handlers share its stream and group';
     else {
-      const matches = (pattern: unknown, extras: unknown) => streamOf(pattern) === spec.pattern && groupOf(extras) === spec.group;
+      const matches = (pattern: unknown, extras: unknown) => registrationOf(pattern, extras) === registration;
       const resolved = resolveDirect(container, matches, transportId);
       if ('direct' in resolved) {
-        direct.set(spec.handler, resolved.direct);
-        log(`Handler of ${spec.pattern} (group ${spec.group}) runs direct: nothing is bound to it.`);
+        direct.set(registration.handler, resolved.direct);
+        log(`Handler of ${registration.pattern} (group ${registration.group}) runs direct: nothing is bound to it.`);
         continue;
       }
       why = resolved.reason;
     }
-    log(`Handler of ${spec.pattern} (group ${spec.group}) runs through Nest's pipeline: ${why}.`);
+    log(`Handler of ${registration.pattern} (group ${registration.group}) runs through Nest's pipeline: ${why}.`);
   }
   return direct;
 }

@@ -3,36 +3,56 @@ import type { TransportEvents } from '../events/transport-events.js';
 import { groupMembersKey } from '../ownership/ownership-keys.js';
 import { OwnershipCoordinator } from '../ownership/ownership-coordinator.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
+import type { HandlerRegistration } from './handler-registry.js';
 import type { StreamConsumer } from './stream-consumer.js';
+import type { StreamSubscription } from './stream-subscription.js';
 
 /**
  * Starts one ownership coordinator per logical stream and group whose handler asked for
- * `ownership: 'exclusive'` (none otherwise: shared consumption makes no extra Redis call). The
- * first round runs before this resolves, so a lone instance owns every partition once listening.
+ * `ownership: 'exclusive'` (none otherwise: shared consumption makes no extra Redis call), over
+ * the consumers of its partitions. The first round runs before this resolves, so a lone instance
+ * owns every partition once listening.
  */
 export async function startOwnership(
-  consumers: readonly StreamConsumer[],
-  keyPrefix: string,
+  registrations: readonly HandlerRegistration[],
+  consumerOf: (subscription: StreamSubscription) => StreamConsumer,
   member: string,
   redis: ScriptedRedis,
   events: TransportEvents,
   logger: Logger,
 ): Promise<OwnershipCoordinator[]> {
-  const byGroup = new Map<string, StreamConsumer[]>();
-  for (const consumer of consumers) {
-    if (!consumer.options.exclusive) continue;
-    const key = `${consumer.subscription.pattern}\u0000${consumer.group}`;
-    byGroup.set(key, [...(byGroup.get(key) ?? []), consumer]);
-  }
   const coordinators: OwnershipCoordinator[] = [];
-  for (const partitions of byGroup.values()) {
-    const { subscription, group, consumer } = partitions[0];
-    const stream = `${keyPrefix}${subscription.pattern}`;
-    const leaseMs = subscription.options.exclusive!.leaseMs;
-    const scope = { stream, group, consumer, member, membersKey: groupMembersKey(stream, group), leaseMs };
+  for (const { stream, group, options, subscriptions } of registrations) {
+    if (!options.exclusive) continue;
+    const partitions = subscriptions.map(consumerOf);
+    const { consumer } = partitions[0];
+    const scope = {
+      stream,
+      group,
+      consumer,
+      member,
+      membersKey: groupMembersKey(stream, group),
+      leaseMs: options.exclusive.leaseMs,
+    };
     const coordinator = new OwnershipCoordinator(redis, scope, partitions, events, logger);
     await coordinator.start();
     coordinators.push(coordinator);
   }
   return coordinators;
+}
+
+/**
+ * Who owns which partition (as this instance's last round saw it), the generations, the live
+ * members and how often this instance's set of partitions changed.
+ */
+export function ownershipReport(coordinator: OwnershipCoordinator) {
+  return {
+    stream: coordinator.scope.stream,
+    group: coordinator.scope.group,
+    member: coordinator.scope.member,
+    members: coordinator.view.members,
+    owned: coordinator.ownedPartitions(),
+    rebalances: coordinator.rebalances,
+    partitions: coordinator.view.partitions,
+  };
 }

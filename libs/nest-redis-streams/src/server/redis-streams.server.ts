@@ -1,40 +1,37 @@
 import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { type BaseRpcContext, CustomTransportStrategy, type MessageHandler, Server, type Transport } from '@nestjs/microservices';
+import { CustomTransportStrategy, type MessageHandler, Server, type Transport } from '@nestjs/microservices';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import type { Redis } from 'ioredis';
-import { isObservable, lastValueFrom, throwError } from 'rxjs';
-import { finalize } from 'rxjs/operators';
 import { JsonCodec } from '../codec/json.codec.js';
 import type { DecodedEntry } from '../codec/envelope.js';
 import type { RedisStreamsContext } from '../context/redis-streams.context.js';
 import type { RedisStreamsBatchContext } from '../context/redis-streams-batch.context.js';
-import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import { type RedisStreamsEvents, RedisStreamsStatus } from '../events/redis-streams.events.js';
 import { TransportEvents } from '../events/transport-events.js';
 import type { RedisStreamsServerOptions } from '../interfaces/server-options.interface.js';
 import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.interface.js';
 import { MESSAGES } from '../messages.js';
+import type { OwnershipCoordinator } from '../ownership/ownership-coordinator.js';
+import { aclUserOf, withAclFix } from '../redis/acl-hint.js';
+import type { ServerCapabilities } from '../redis/capabilities.js';
 import { connectOrExplain, quitWithin, watchStatus } from '../redis/connect.js';
 import { createRedisConnection, isClusterConnection } from '../redis/connection.factory.js';
-import { probeRedisFeatures } from '../redis/redis-features.js';
-import { trimAuditKey } from '../recovery/trim-audit.js';
-import { type ServerCapabilities, probeKeyNear, reportCapabilities } from '../redis/capabilities.js';
-import { aclUserOf, withAclFix } from '../redis/acl-hint.js';
-import { tracingEnabled } from '../tracing/trace-context.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
-import { waitForSignal } from './wait-for-signal.js';
+import { tracingEnabled } from '../tracing/trace-context.js';
 import { ConsumerScheduler } from './consumer-scheduler.js';
 import { type DirectHandler, findDirectHandlers } from './direct-handlers.js';
-import { startOwnership } from './exclusive-ownership.js';
-import type { OwnershipCoordinator } from '../ownership/ownership-coordinator.js';
-import { type ResolvedServerOptions, resolveHandlerOptions, resolveServerOptions } from './resolve-options.js';
-import { partitionStreams } from './partitions.js';
-import { type AnswerPacket, ReplyWriter } from './reply-writer.js';
-import { StreamConsumer } from './stream-consumer.js';
-import { streamNameOf } from './stream-pattern.js';
-import type { StreamSubscription } from './stream-subscription.js';
+import { ownershipReport, startOwnership } from './exclusive-ownership.js';
+import { type HandlerRegistration, HandlerRegistry } from './handler-registry.js';
+import { probeAtListen } from './listen-probes.js';
+import { type RunWithProcessingHooks, betweenProcessingHooks } from './processing-hooks.js';
+import { ReplyWriter } from './reply-writer.js';
+import { RequestResponder } from './request-responder.js';
+import { type ResolvedServerOptions, resolveServerOptions } from './resolve-options.js';
 import { SERVER_MESSAGES } from './server.messages.js';
+import { settleWithin } from './shutdown-deadline.js';
+import { StreamConsumer } from './stream-consumer.js';
+import type { StreamSubscription } from './stream-subscription.js';
 
 /** Past shutdownTimeoutMs, how long a shutdown may still take before its connections are dropped. */
 const SHUTDOWN_GRACE_MS = 5_000;
@@ -62,20 +59,22 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
   readonly events = new TransportEvents();
   readonly options: ResolvedServerOptions;
   private readonly optionsError: Error | null = null;
-  private readonly handlerSpecs = new Map<
-    string,
-    { pattern: string; handler: MessageHandler; extras: StreamHandlerOptions; isEvent: boolean }
-  >();
+  /** Every handler's stream(s), group and options, decided once when Nest adds it. */
+  private readonly handlers: HandlerRegistry;
   private commands: ScriptedRedis | null = null;
   private readonly readers: Redis[] = [];
   private readonly consumers: StreamConsumer[] = [];
+  /** The consumer of each subscription (a request's answer is fenced by its consumer's lease). */
+  private readonly consumerOf = new Map<StreamSubscription, StreamConsumer>();
   private scheduler: ConsumerScheduler | null = null;
   /** Exclusive ownership: one coordinator per logical stream and group (none when shared). */
   private coordinators: OwnershipCoordinator[] = [];
   private closing: Promise<void> | null = null;
   /** What the server's nodes offer (XREADGROUP CLAIM, IDMP...), probed once per listen(). */
   private capabilities: ServerCapabilities | null = null;
-  private readonly replies: ReplyWriter;
+  private readonly responder: RequestResponder;
+  /** Nest's runWithProcessingHooks, bound once (it is protected, and called per entry when hooks exist). */
+  private readonly runHooks: RunWithProcessingHooks = (ctx, fn) => this.runWithProcessingHooks(ctx, fn);
   /** Whether anyone installed Nest's processing hooks (tracing); without them handlers run bare. */
   private hooksInstalled = false;
   /** The application handed to useDirectHandlers(), read once in listen(). */
@@ -95,7 +94,17 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       this.options = { ...(options as ResolvedServerOptions) };
     }
     this.initializeDeserializer(options);
-    this.replies = new ReplyWriter(() => this.commands!, isClusterConnection(this.options.connection), new JsonCodec());
+    const cluster = isClusterConnection(this.options.connection);
+    this.handlers = new HandlerRegistry(this.options, cluster, (pattern) => this.normalizePattern(pattern));
+    const replies = new ReplyWriter(() => this.commands!, cluster, new JsonCodec());
+    const handleRequest = (this as unknown as { handleRequest?: unknown }).handleRequest;
+    const nest = {
+      // Nest 12 runs requests between its processing hooks (tracing); Nest 11 has no handleRequest.
+      handleRequest: typeof handleRequest === 'function' ? this.handleRequest.bind(this) : undefined,
+      send: this.send.bind(this),
+      transformToObservable: this.transformToObservable.bind(this),
+    };
+    this.responder = new RequestResponder(nest, replies, this.logger);
   }
 
   /** Every stream consumer of this server (one per stream and group). */
@@ -109,20 +118,9 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     return (await Promise.all(rounds)).reduce((sum, n) => sum + n, 0);
   }
 
-  /**
-   * Exclusive ownership: who owns which partition (as this instance's last round saw it), the
-   * generations, the live members and how often this instance's set of partitions changed.
-   */
+  /** Exclusive ownership per stream and group, as this instance's last round saw it (see ownershipReport). */
   getOwnership() {
-    return this.coordinators.map((c) => ({
-      stream: c.scope.stream,
-      group: c.scope.group,
-      member: c.scope.member,
-      members: c.view.members,
-      owned: c.ownedPartitions(),
-      rebalances: c.rebalances,
-      partitions: c.view.partitions,
-    }));
+    return this.coordinators.map(ownershipReport);
   }
 
   /** The stream capabilities probed at listen() (per node, and those every node has); null before. */
@@ -151,50 +149,25 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     return connection;
   }
 
-  /**
-   * Keeps event handlers of different groups apart. Nest's base class chains every handler of a
-   * pattern into one call, which would run the billing handler for the inventory group's entry.
-   */
+  /** Registers a handler with its stream and group (see HandlerRegistry: groups are kept apart). */
   override addHandler(
     pattern: unknown,
     callback: MessageHandler,
     isEventHandler = false,
     extras: Record<string, unknown> = {},
   ): void {
-    const normalized = this.normalizePattern(streamNameOf(pattern) as string);
-    const group = (extras as StreamHandlerOptions).group ?? this.options.group;
-    const key = `${normalized}\u0000${group}`;
     callback.isEventHandler = isEventHandler;
     callback.extras = extras;
-    const existing = this.handlerSpecs.get(key);
-    if (existing && existing.isEvent && isEventHandler) {
-      // Same stream and group: one consumer runs them all for each entry (Nest's own chaining).
-      let tail = existing.handler;
-      while (tail.next) tail = tail.next;
-      tail.next = callback;
-      return;
-    }
-    if (existing)
-      throw new InvalidOptionsError(
-        existing.isEvent !== isEventHandler
-          ? MESSAGES.mixedHandlerKinds(normalized, group)
-          : MESSAGES.duplicateMessageHandler(normalized, group),
-      );
-    this.handlerSpecs.set(key, {
-      pattern: normalized,
-      handler: callback,
-      extras: extras as StreamHandlerOptions,
-      isEvent: isEventHandler,
-    });
+    const { pattern: normalized } = this.handlers.add(pattern, callback, isEventHandler, extras as StreamHandlerOptions);
     if (!this.messageHandlers.has(normalized)) this.messageHandlers.set(normalized, callback);
   }
 
   async listen(callback: (err?: unknown, ...optionalParams: unknown[]) => void): Promise<void> {
     try {
       if (this.optionsError) throw this.optionsError;
-      const subscriptions = this.buildSubscriptions();
-      if (this.directApp) this.directHandlers = this.findDirectHandlers(this.directApp);
-      await this.start(subscriptions);
+      const registrations = this.handlers.registrations();
+      if (this.directApp) this.directHandlers = this.findDirectHandlers(this.directApp, registrations);
+      await this.start(registrations);
       callback();
     } catch (err) {
       await this.close();
@@ -208,60 +181,25 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     return this.closing;
   }
 
-  /**
-   * A shutdown must end even when Redis never answers (a node that died in a failover, with
-   * `maxRetriesPerRequest: null` a command waits for it for ever): past shutdownTimeoutMs plus a
-   * grace period every connection is dropped, which fails whatever still waits on Redis. Nothing
-   * is lost by giving up: entries not acked stay pending and are delivered again.
-   */
+  /** Past shutdownTimeoutMs plus a grace period, every connection is dropped (see settleWithin). */
   private async shutdownWithin(): Promise<void> {
-    const graceful = this.shutdown();
     const limitMs = this.options.shutdownTimeoutMs + SHUTDOWN_GRACE_MS;
-    let finished = false;
-    const settled = graceful.then(
-      () => (finished = true),
-      () => (finished = true),
-    );
-    await waitForSignal((resolve) => void settled.then(resolve), limitMs);
-    if (finished) return graceful;
-    this.logger.error(SERVER_MESSAGES.shutdownStuck(limitMs));
-    for (const reader of this.readers) reader.disconnect();
-    this.commands?.disconnect();
-    await waitForSignal((resolve) => void settled.then(resolve), SHUTDOWN_GRACE_MS);
-    this._status$.next(RedisStreamsStatus.DISCONNECTED);
-  }
-
-  private buildSubscriptions(): StreamSubscription[] {
-    return [...this.handlerSpecs.values()].flatMap(({ pattern, handler, extras, isEvent }) => {
-      const base = `${this.options.keyPrefix}${pattern}`;
-      const cluster = isClusterConnection(this.options.connection);
-      resolveHandlerOptions(this.options, extras ?? {}, base, cluster);
-      // One subscription (read loop) per partition stream, all with the same handler and group.
-      return partitionStreams(base, extras?.partitions ?? 1).map((stream, partition) => ({
-        pattern,
-        stream,
-        partition,
-        kind: isEvent ? ('event' as const) : ('message' as const),
-        handler,
-        options: resolveHandlerOptions(this.options, extras ?? {}, stream, cluster),
-      }));
+    const inTime = await settleWithin(this.shutdown(), limitMs, SHUTDOWN_GRACE_MS, () => {
+      this.logger.error(SERVER_MESSAGES.shutdownStuck(limitMs));
+      for (const reader of this.readers) reader.disconnect();
+      this.commands?.disconnect();
     });
+    if (!inTime) this._status$.next(RedisStreamsStatus.DISCONNECTED);
   }
 
-  private async start(subscriptions: StreamSubscription[]): Promise<void> {
+  private async start(registrations: readonly HandlerRegistration[]): Promise<void> {
     const { connection } = this.options;
+    const subscriptions = registrations.flatMap((registration) => registration.subscriptions);
     this.commands = withStreamScripts(this.withListeners(createRedisConnection(connection, `commands:${this.options.consumer}`)));
     watchStatus(this.commands, this._status$);
     await connectOrExplain(this.commands, connection);
-    // Once per listen(): a Redis without XAUTOCLAIM fails here, naming its version and the minimum.
-    // The trim-gap probe writes a scratch stream beside the first stream's trim-audit hash: in
-    // its slot, and inside the key patterns a consumer's ACL grants.
-    const probeKey = subscriptions[0] ? `${trimAuditKey(subscriptions[0].stream)}:probe` : undefined;
-    const features = await probeRedisFeatures(this.commands, probeKey);
-    // One log line of what each node offers, and a warning for a node below its patch floor.
-    // The capability probes use a key next to a consumed stream, inside a restricted user's patterns.
-    const capabilityKey = subscriptions.length > 0 ? probeKeyNear(subscriptions[0].stream) : undefined;
-    this.capabilities = await reportCapabilities(this.commands, this.logger, capabilityKey);
+    const { features, capabilities } = await probeAtListen(this.commands, subscriptions[0]?.stream, this.logger);
+    this.capabilities = capabilities;
     const runtime = {
       consumer: this.options.consumer,
       // Tells this start apart from an earlier one of the same pod in exclusive ownership.
@@ -273,7 +211,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       streamCounters: features.streamCounters,
       readForgetsTrimGap: features.readForgetsTrimGap,
       // Renewal keeps this consumer's own entries from idling into its CLAIM reads (see claimRead).
-      claimRead: this.capabilities.all.claim && this.options.leaseRenewal && this.options.reclaimIntervalMs > 0,
+      claimRead: capabilities.all.claim && this.options.leaseRenewal && this.options.reclaimIntervalMs > 0,
       deserializer: this.options.deserializer ?? new JsonCodec(),
       commands: this.commands,
       events: this.events,
@@ -298,6 +236,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       const consumer = new StreamConsumer(subscription, { ...runtime, reader });
       await consumer.start();
       this.consumers.push(consumer);
+      this.consumerOf.set(subscription, consumer);
     }
     this.scheduler = new ConsumerScheduler(
       this.options.schedulerRegistry ?? new SchedulerRegistry(),
@@ -307,14 +246,8 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       this.logger,
     );
     this.scheduler.schedule(this.consumers);
-    this.coordinators = await startOwnership(
-      this.consumers,
-      this.options.keyPrefix,
-      runtime.member,
-      this.commands,
-      this.events,
-      this.logger,
-    );
+    const consumerOf = (subscription: StreamSubscription) => this.consumerOf.get(subscription)!;
+    this.coordinators = await startOwnership(registrations, consumerOf, runtime.member, this.commands, this.events, this.logger);
     this._status$.next(RedisStreamsStatus.CONNECTED);
     const streams = subscriptions.map((s) => ({ stream: s.stream, group: s.options.group }));
     this.logger.log(SERVER_MESSAGES.consuming(streams, this.options.consumer));
@@ -361,16 +294,11 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     return this;
   }
 
-  private findDirectHandlers(app: unknown): Map<MessageHandler, DirectHandler> {
-    // Batch handlers are called by invokeBatch, always through Nest's pipeline.
-    const specs = [...this.handlerSpecs.entries()]
-      .filter(([, spec]) => !(spec.extras as { batch?: unknown }).batch)
-      .map(([key, spec]) => ({ ...spec, group: key.split('\u0000')[1] }));
+  private findDirectHandlers(app: unknown, registrations: readonly HandlerRegistration[]): Map<MessageHandler, DirectHandler> {
     return findDirectHandlers(
       app,
-      specs,
-      (pattern) => this.normalizePattern(streamNameOf(pattern) as string),
-      (extras) => (extras as StreamHandlerOptions | undefined)?.group ?? this.options.group,
+      registrations,
+      (pattern, extras) => this.handlers.find(pattern, extras),
       this.transportId,
       (message) => this.logger.log(message),
     );
@@ -394,11 +322,14 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
    * Not async: this runs for every entry, and the bare case returns Nest's own promise.
    */
   private invoke(sub: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext): Promise<unknown> {
-    if (sub.kind === 'message' && entry.replyTo && entry.correlationId) return this.answer(sub, entry, ctx);
+    if (sub.kind === 'message' && entry.replyTo && entry.correlationId) {
+      const fence = sub.options.exclusive ? this.consumerOf.get(sub)?.fence : undefined;
+      return this.responder.answer(sub, entry, ctx, fence);
+    }
     const handler = this.directHandlers.get(sub.handler) ?? sub.handler;
     // A direct handler may return a plain value: the dispatcher settles that without a promise.
     if (!this.hooksInstalled) return handler(entry.data, ctx) as Promise<unknown>;
-    return this.betweenProcessingHooks(ctx, () => handler(entry.data, ctx));
+    return betweenProcessingHooks(this.runHooks, ctx, () => handler(entry.data, ctx));
   }
 
   /**
@@ -407,59 +338,6 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
    */
   private invokeBatch(sub: StreamSubscription, payloads: unknown[], ctx: RedisStreamsBatchContext): Promise<unknown> {
     if (!this.hooksInstalled) return sub.handler(payloads, ctx);
-    return this.betweenProcessingHooks(ctx, () => sub.handler(payloads, ctx));
-  }
-
-  /**
-   * Runs a handler call between Nest's processing hooks (someone installed them): resolves once
-   * the handler, and the Observable it may return, completed; the end hook runs exactly once.
-   */
-  private betweenProcessingHooks(ctx: BaseRpcContext, call: () => unknown): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const started = this.runWithProcessingHooks(ctx, async (runEndHook) => {
-        try {
-          const result = await call();
-          if (isObservable(result)) await lastValueFrom(result.pipe(finalize(runEndHook)), { defaultValue: undefined });
-          else runEndHook();
-          resolve();
-        } catch (err) {
-          reject(err);
-          throw err;
-        }
-      }) as unknown;
-      // The hook chain rethrows what we already reported through reject().
-      if (started instanceof Promise) started.catch(() => undefined);
-    });
-  }
-
-  /** Request/response: replies go to the caller's own reply stream; the request is then acked. */
-  private answer(sub: StreamSubscription, entry: DecodedEntry, ctx: RedisStreamsContext): Promise<void> {
-    const replyTo = entry.replyTo!;
-    const correlationId = entry.correlationId!;
-    return new Promise<void>((resolve) => {
-      const fence = sub.options.exclusive ? this.consumers.find((c) => c.subscription === sub)?.fence : undefined;
-      const produce = async () => {
-        try {
-          return this.transformToObservable(await sub.handler(entry.data, ctx));
-        } catch (err) {
-          return throwError(() => err);
-        }
-      };
-      // The request is settled (and acked) after its last packet, written or not.
-      const reply = (packet: AnswerPacket) =>
-        this.replies
-          .write(replyTo, correlationId, packet, fence)
-          .catch((err: Error) => this.logger.error(SERVER_MESSAGES.replyWriteFailed(replyTo, err.message)))
-          .then(() => {
-            if (packet.isDisposed) resolve();
-          });
-      // Nest 12 runs requests between its processing hooks (tracing); Nest 11 has no
-      // handleRequest, and its send() alone streams the replies.
-      if (typeof (this as unknown as { handleRequest?: unknown }).handleRequest === 'function') {
-        this.handleRequest(ctx, produce, reply);
-      } else {
-        void produce().then((response$) => this.send(response$, reply));
-      }
-    });
+    return betweenProcessingHooks(this.runHooks, ctx, () => sub.handler(payloads, ctx));
   }
 }

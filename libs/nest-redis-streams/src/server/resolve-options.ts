@@ -1,10 +1,10 @@
-import { REPLY_STREAM } from '../client/client.constants.js';
 import { SERVER_DEFAULTS, defaultConsumerName } from '../constants.js';
 import { defaultDeadLetterStream } from '../recovery/dead-letter-stream-name.js';
 import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import type { RedisStreamsServerOptions } from '../interfaces/server-options.interface.js';
 import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.interface.js';
 import { MESSAGES } from '../messages.js';
+import { replyStreamPrefix } from '../reply-streams.js';
 import { slotOf } from '../redis/slots.js';
 import { BATCH_MESSAGES } from './batch/batch.messages.js';
 import { batchPrefetch, resolveBatch } from './batch/resolve-batch.js';
@@ -27,7 +27,7 @@ export function resolveServerOptions(options: RedisStreamsServerOptions = {}): R
     ...SERVER_DEFAULTS,
     ...stripUndefined(options),
     consumer: options.consumer ?? defaultConsumerName(),
-    replyStreamPrefix: options.replyStreamPrefix ?? `${options.keyPrefix ?? SERVER_DEFAULTS.keyPrefix}${REPLY_STREAM.infix}`,
+    replyStreamPrefix: options.replyStreamPrefix ?? replyStreamPrefix(options.keyPrefix ?? SERVER_DEFAULTS.keyPrefix),
   };
   for (const key of ['blockMs', 'shutdownTimeoutMs', 'reclaimCount', 'retryBackoffMs'] as const) {
     requirePositiveInteger(key, merged[key], '');
@@ -85,9 +85,7 @@ export function resolveHandlerOptions(
   if (key !== undefined && typeof key !== 'function' && (typeof key !== 'string' || key.length === 0)) {
     throw new InvalidOptionsError(MESSAGES.badString('orderingKey', key, where) + ' Give a payload field name or a function.');
   }
-  if (cluster && slotOf(resolved.deadLetterStream) !== slotOf(stream)) {
-    throw new InvalidOptionsError(MESSAGES.crossSlotDeadLetter(stream, resolved.deadLetterStream));
-  }
+  requireSameSlot(stream, resolved.deadLetterStream, cluster);
   resolved.prefetchCount = Math.max(resolved.prefetchCount, resolved.concurrency);
   // Every handler would become a batch handler: batching is chosen per handler.
   if ((server as StreamHandlerOptions).batch !== undefined) throw new InvalidOptionsError(BATCH_MESSAGES.serverLevel);
@@ -96,6 +94,28 @@ export function resolveHandlerOptions(
   const withBatch = batch ? { ...resolved, batch } : resolved;
   const exclusive = resolveOwnership(pick('ownership'), pick('ownershipLeaseMs'), where);
   return exclusive ? { ...withBatch, exclusive } : withBatch;
+}
+
+/**
+ * The options of one partition stream of a handler resolved for its logical stream: only the
+ * default dead-letter stream differs (it keeps the partition's hash tag, so its slot).
+ */
+export function optionsForPartition(
+  handler: ResolvedHandlerOptions,
+  extras: StreamHandlerOptions,
+  stream: string,
+  cluster: boolean,
+): ResolvedHandlerOptions {
+  const deadLetterStream = extras.deadLetterStream ?? defaultDeadLetterStream(stream, cluster);
+  requireSameSlot(stream, deadLetterStream, cluster);
+  return { ...handler, deadLetterStream };
+}
+
+/** Parking is one script over the stream and its dead-letter stream: on a cluster they share a slot. */
+function requireSameSlot(stream: string, deadLetterStream: string, cluster: boolean): void {
+  if (cluster && slotOf(deadLetterStream) !== slotOf(stream)) {
+    throw new InvalidOptionsError(MESSAGES.crossSlotDeadLetter(stream, deadLetterStream));
+  }
 }
 
 /** `ownership: 'exclusive'` → its lease; 'shared' (the default) → undefined. */

@@ -1,3 +1,5 @@
+import { REPLY_STREAM_INFIX } from '../reply-streams.js';
+
 /** Log lines and errors of the consumer pipeline: full sentences naming the stream, the entry and the fix. */
 export const SERVER_MESSAGES = {
   shutdownStuck: (limitMs: number) =>
@@ -64,7 +66,7 @@ export const SERVER_MESSAGES = {
   replyToRefused: (id: string, stream: string, replyTo: string, replyStreamPrefix: string) =>
     `request ${id} of stream "${stream}" names reply stream "${replyTo}", outside the reply prefix ` +
     `"${replyStreamPrefix}"; refused without running it. If a genuine client sent it, give the server ` +
-    `replyStreamPrefix the client's keyPrefix + "nrs:replies:".`,
+    `replyStreamPrefix the client's keyPrefix + "${REPLY_STREAM_INFIX}".`,
   requestExpired: (id: string, stream: string, group: string, lateMs: number, deadline: number) =>
     `request ${id} of stream "${stream}" (group "${group}") read ${lateMs} ms after its deadline ` +
     `(${new Date(deadline).toISOString()}); the caller was already told it timed out, so it was acknowledged ` +
