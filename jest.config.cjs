@@ -18,6 +18,7 @@ const shared = {
   ],
   moduleNameMapper: {
     '^nest-redis-streams$': '<rootDir>/libs/nest-redis-streams/src/index.ts',
+    '^nest-redis-streams/(console|database)$': '<rootDir>/libs/nest-redis-streams/src/$1/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testEnvironment: 'node',

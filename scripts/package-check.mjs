@@ -7,8 +7,13 @@
 // with its own tsconfig, runs the CommonJS app's ts-jest spec, then on Node 20.19, 22 and 24 (binaries
 // from the registry's `node` package) starts each app against a real redis-server, sends 100
 // events through its @EventPattern handler and checks XPENDING is 0 and /health/ready answers
-// up, then degraded once the group has a dead letter. Each app first calls listMigrations() and
-// applyMigrations() (src/migrations.check.ts), so both builds must find the package's migrations/. Prints a table; exits non-zero on any failure.
+// up, then degraded once the group has a dead letter. Each app loads every entry point: it first
+// calls listMigrations() and applyMigrations() from `nest-redis-streams/database`
+// (src/migrations.check.ts), so both builds must find the package's migrations/, and it mounts the
+// console from `nest-redis-streams/console`, whose overview must list the app's stream and group.
+// The CommonJS app is also type-checked under `moduleResolution: node10` (tsconfig.node10.json),
+// where TypeScript ignores `exports` and finds the subpaths' types through `typesVersions`.
+// Prints a table; exits non-zero on any failure.
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -148,6 +153,9 @@ async function exercise(appDir, nodeBin, redisUrl, label) {
       'dlq:group',
       'billing',
     );
+    const consoleGroups = await consoleOverview(port, stream);
+    if (!consoleGroups.includes('billing'))
+      throw new Error(`console overview: groups ${consoleGroups.join(',') || 'none'} on ${stream}`);
     const degraded = await readiness(port);
     const details = degraded.body.details['redis-streams'];
     const isDegraded = details.status === 'degraded' || (details.status === 'up' && details.degraded === true);
@@ -155,7 +163,7 @@ async function exercise(appDir, nodeBin, redisUrl, label) {
     app.kill('SIGTERM');
     const end = await Promise.race([exited, new Promise((r) => setTimeout(() => r(null), 15_000))]);
     if (!end) throw new Error('the app did not end within 15 s of SIGTERM');
-    return `migrations ${migrations}; ${EVENTS} handled, pending 0, ready ${up.body.details['redis-streams'].status} → ${details.status}${details.degraded ? ' (degraded: true)' : ''}`;
+    return `migrations ${migrations}; console lists ${consoleGroups.join(',')}; ${EVENTS} handled, pending 0, ready ${up.body.details['redis-streams'].status} → ${details.status}${details.degraded ? ' (degraded: true)' : ''}`;
   } catch (err) {
     err.message += `\napp output:\n${output.slice(-2000)}`;
     throw err;
@@ -163,6 +171,14 @@ async function exercise(appDir, nodeBin, redisUrl, label) {
     if (app.exitCode === null && app.signalCode === null) app.kill('SIGKILL');
     redis.disconnect();
   }
+}
+
+/** The groups the app's console (nest-redis-streams/console, at its default path) shows on the stream. */
+async function consoleOverview(port, stream) {
+  const response = await fetch(`http://127.0.0.1:${port}/streams-console/api/overview`);
+  if (response.status !== 200) throw new Error(`console overview answered ${response.status}: ${await response.text()}`);
+  const row = (await response.json()).find((r) => r.stream === stream);
+  return (row?.groups ?? []).map((g) => g.group);
 }
 
 /** A loopback port nobody listens on right now. */
@@ -241,6 +257,15 @@ async function main() {
         'tsc (strict)',
         () => run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { cwd: appDir }) || 'compiled',
       );
+      if (fixture === 'nest11-cjs')
+        await step(
+          fixture,
+          '-',
+          'tsc (moduleResolution node10)',
+          () =>
+            run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.node10.json'], { cwd: appDir }) ||
+            'the subpaths type-check through typesVersions',
+        );
       if (fixture === 'nest11-cjs')
         await step(fixture, '-', 'ts-jest spec', () => {
           const result = spawnSync(process.execPath, ['node_modules/jest/bin/jest.js'], { cwd: appDir, encoding: 'utf8' });

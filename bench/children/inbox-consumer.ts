@@ -7,7 +7,8 @@ import { Controller, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { Pool } from 'pg';
-import { Inbox, pgDatabase, RedisStreamsContext, RedisStreamsServer, type SqlExecutor } from 'nest-redis-streams';
+import { RedisStreamsContext, RedisStreamsServer } from 'nest-redis-streams';
+import { Inbox, pgDatabase, type SqlExecutor } from 'nest-redis-streams/database';
 import { Probe, envNumber } from './probe.js';
 
 const env = process.env;

@@ -5,7 +5,7 @@
 // measure WebAssembly and a single connection instead of what a service pays against a server.
 import { createRequire } from 'node:module';
 import { Pool } from 'pg';
-import { applyMigrations, pgDatabase } from 'nest-redis-streams';
+import { applyMigrations, pgDatabase } from 'nest-redis-streams/database';
 import type { DoneMessage } from '../children/probe.js';
 import { BenchChild } from '../support/bench-child.js';
 import { prefill } from '../support/prefill.js';

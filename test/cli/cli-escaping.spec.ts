@@ -1,4 +1,4 @@
-import { Outbox, pgDatabase, applyMigrations } from 'nest-redis-streams';
+import { Outbox, pgDatabase, applyMigrations } from 'nest-redis-streams/database';
 import type { Pool } from 'pg';
 import { groupMembersKey, partitionOwnerKey } from '../../libs/nest-redis-streams/src/ownership/ownership-keys.js';
 import { createDatabase, testPool, usePostgresServer } from '../inbox/support/databases.js';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { applyMigrations, Inbox, type InboxDelivery, Outbox, pgDatabase, type SqlDatabase } from 'nest-redis-streams';
+import { applyMigrations, Inbox, type InboxDelivery, Outbox, pgDatabase, type SqlDatabase } from 'nest-redis-streams/database';
 import type { Pool } from 'pg';
 import { redisClient, unique } from '../support/helpers.js';
 import { createDatabase, testPool, usePostgresServer } from '../inbox/support/databases.js';

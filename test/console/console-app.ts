@@ -1,7 +1,7 @@
 import { type CanActivate, type DynamicModule, type INestApplication, Module, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import { RedisStreamsConsoleModule, type RedisStreamsConsoleOptions } from 'nest-redis-streams';
+import { RedisStreamsConsoleModule, type RedisStreamsConsoleOptions } from 'nest-redis-streams/console';
 import { redisUrl } from '../support/helpers.js';
 
 export interface ConsoleApp {

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { RedisStreamsConsoleModule } from 'nest-redis-streams';
+import { RedisStreamsConsoleModule } from 'nest-redis-streams/console';
 import { redisUrl, testContext, unique } from '../support/helpers.js';
 import { q, startConsoleApp } from './console-app.js';
 

@@ -1,7 +1,8 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { lastValueFrom } from 'rxjs';
-import { Inbox, RedisStreamsClient, RedisStreamsContext, StreamRecord } from 'nest-redis-streams';
+import { RedisStreamsClient, RedisStreamsContext, StreamRecord } from 'nest-redis-streams';
+import { Inbox } from 'nest-redis-streams/database';
 import { pendingCount, redisUrl, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
 import { pgKind, type TestDatabase, usePostgresServer } from './support/databases.js';
 

@@ -1,4 +1,4 @@
-import { Inbox, type InboxDelivery, listMigrations, applyMigrations } from 'nest-redis-streams';
+import { Inbox, type InboxDelivery, listMigrations, applyMigrations } from 'nest-redis-streams/database';
 import { waitFor } from '../support/helpers.js';
 import { type DatabaseKind, pgKind, pgliteKind, type TestDatabase, typeormKind, usePostgresServer } from './support/databases.js';
 

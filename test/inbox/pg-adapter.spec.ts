@@ -1,4 +1,4 @@
-import { pgDatabase } from 'nest-redis-streams';
+import { pgDatabase } from 'nest-redis-streams/database';
 import { waitFor } from '../support/helpers.js';
 import { createDatabase, testPool, usePostgresServer } from './support/databases.js';
 

@@ -1,6 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import { Inbox, JsonCodec, RedisStreamsContext, encodeEnvelope } from 'nest-redis-streams';
+import { JsonCodec, RedisStreamsContext, encodeEnvelope } from 'nest-redis-streams';
+import { Inbox } from 'nest-redis-streams/database';
 import { addWithEventIdBytes } from '../core/binary-entries.js';
 import { allSettled } from '../support/settled.js';
 import { startMicroservice, testContext, unique } from '../support/helpers.js';

@@ -1,4 +1,5 @@
-import { METRIC_DEFINITIONS, METRICS_DEFAULTS, OUTBOX_METRIC_DEFINITIONS } from 'nest-redis-streams';
+import { METRIC_DEFINITIONS, METRICS_DEFAULTS } from 'nest-redis-streams';
+import { OUTBOX_METRIC_DEFINITIONS } from 'nest-redis-streams/database';
 import { seriesNames } from '../../libs/nest-redis-streams/src/metrics/metrics.constants.js';
 
 /** Every series name the library exports under the default prefix (histograms with their suffixes), the outbox relay's too. */

@@ -1,4 +1,5 @@
-import { applyMigrations, Outbox, OutboxRelay, pgDatabase, RedisStreamsClient } from 'nest-redis-streams';
+import { RedisStreamsClient } from 'nest-redis-streams';
+import { applyMigrations, Outbox, OutboxRelay, pgDatabase } from 'nest-redis-streams/database';
 import { redisUrl, testContext, unique } from '../support/helpers.js';
 import { createDatabase, testPool, usePostgresServer } from '../inbox/support/databases.js';
 import { runCli } from '../cli/run-cli.js';

@@ -1,7 +1,8 @@
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { Registry } from 'prom-client';
 import { throwError } from 'rxjs';
-import { attachOutboxMetrics, Outbox, OutboxHealthIndicator, OutboxRelay, RedisStreamsClient } from 'nest-redis-streams';
+import { RedisStreamsClient } from 'nest-redis-streams';
+import { attachOutboxMetrics, Outbox, OutboxHealthIndicator, OutboxRelay } from 'nest-redis-streams/database';
 import { redisUrl, testContext, unique, waitFor } from '../support/helpers.js';
 import { pgKind, type TestDatabase, usePostgresServer } from '../inbox/support/databases.js';
 

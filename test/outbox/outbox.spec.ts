@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Observable, throwError } from 'rxjs';
-import { Outbox, OutboxRelay, type OutboxPublisher, RedisStreamsClient, type StreamRecord } from 'nest-redis-streams';
+import { RedisStreamsClient, type StreamRecord } from 'nest-redis-streams';
+import { Outbox, OutboxRelay, type OutboxPublisher } from 'nest-redis-streams/database';
 import { readAll, redisUrl, testContext, unique, waitFor } from '../support/helpers.js';
 import { pgKind, pgliteKind, type TestDatabase, typeormKind, usePostgresServer } from '../inbox/support/databases.js';
 

@@ -1,12 +1,12 @@
 import { Registry } from 'prom-client';
+import { RedisStreamsClient } from 'nest-redis-streams';
 import {
   attachOutboxMetrics,
   Outbox,
   OutboxEventRefusedError,
   OutboxRelay,
   type OutboxRelayOptions,
-  RedisStreamsClient,
-} from 'nest-redis-streams';
+} from 'nest-redis-streams/database';
 import { readAll, redisUrl, testContext, unique, waitFor } from '../support/helpers.js';
 import { pgKind, pgliteKind, type TestDatabase, usePostgresServer } from '../inbox/support/databases.js';
 

@@ -1,16 +1,8 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { concatMap, lastValueFrom } from 'rxjs';
-import {
-  Inbox,
-  Outbox,
-  OutboxRelay,
-  type OutboxPublisher,
-  reconcile,
-  RedisStreamsClient,
-  RedisStreamsContext,
-  StreamRecord,
-} from 'nest-redis-streams';
+import { RedisStreamsClient, RedisStreamsContext, StreamRecord } from 'nest-redis-streams';
+import { Inbox, Outbox, OutboxRelay, type OutboxPublisher, reconcile } from 'nest-redis-streams/database';
 import { partitionStream } from '../../libs/nest-redis-streams/src/server/partitions.js';
 import { redisUrl, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
 import { pgKind, type TestDatabase, usePostgresServer } from '../inbox/support/databases.js';

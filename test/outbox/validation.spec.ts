@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { InvalidOptionsError, NonRetryableError } from 'nest-redis-streams';
 import {
   DuplicateOutboxEventError,
   Inbox,
   type InboxDelivery,
-  InvalidOptionsError,
-  NonRetryableError,
   Outbox,
   type OutboxEventOptions,
-} from 'nest-redis-streams';
+} from 'nest-redis-streams/database';
 import { testContext } from '../support/helpers.js';
 import { pgKind, pgliteKind, type TestDatabase, typeormKind, usePostgresServer } from '../inbox/support/databases.js';
 

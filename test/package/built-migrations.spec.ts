@@ -38,14 +38,14 @@ describe('the built package finds its migrations/ folder', () => {
     expect(shipped.slice(0, 2)).toEqual(['001_inbox.sql', '002_outbox.sql']);
   });
 
-  it('from the CommonJS build (require, dist/cjs)', async () => {
-    const run_ = await run(['-e', `const lib = require('./dist/cjs/index.js');${APP}`]);
+  it('from the CommonJS build (require, dist/cjs/database)', async () => {
+    const run_ = await run(['-e', `const lib = require('./dist/cjs/database/index.js');${APP}`]);
     expect(run_.stderr).toBe('');
     expect(JSON.parse(run_.stdout)).toEqual(expected);
   }, 60_000);
 
-  it('from the ESM build (import, dist)', async () => {
-    const run_ = await run(['--input-type=module', '-e', `const lib = await import('./dist/index.js');${APP}`]);
+  it('from the ESM build (import, dist/database)', async () => {
+    const run_ = await run(['--input-type=module', '-e', `const lib = await import('./dist/database/index.js');${APP}`]);
     expect(run_.stderr).toBe('');
     expect(JSON.parse(run_.stdout)).toEqual(expected);
   }, 60_000);

@@ -1,5 +1,6 @@
 import { Cluster } from 'ioredis';
-import { findDeadLetterStreams, partitionStream } from 'nest-redis-streams';
+import { partitionStream } from 'nest-redis-streams';
+import { findDeadLetterStreams } from 'nest-redis-streams/database';
 import { unique } from '../support/helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports

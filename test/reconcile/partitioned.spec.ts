@@ -1,18 +1,15 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import { DeadLetterService, NonRetryableError, RedisStreamsClient, RedisStreamsContext } from 'nest-redis-streams';
 import {
   applyMigrations,
-  DeadLetterService,
   deadLetterStreamsOf,
   Inbox,
-  NonRetryableError,
   Outbox,
   OutboxRelay,
   pgDatabase,
   reconcile,
-  RedisStreamsClient,
-  RedisStreamsContext,
-} from 'nest-redis-streams';
+} from 'nest-redis-streams/database';
 import { partitionStream } from '../../libs/nest-redis-streams/src/server/partitions.js';
 import { redisUrl, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
 import { createDatabase, testPool, usePostgresServer } from '../inbox/support/databases.js';

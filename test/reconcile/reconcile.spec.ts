@@ -1,4 +1,5 @@
-import { DeadLetterService, Inbox, type InboxDelivery, Outbox, reconcile } from 'nest-redis-streams';
+import { DeadLetterService } from 'nest-redis-streams';
+import { Inbox, type InboxDelivery, Outbox, reconcile } from 'nest-redis-streams/database';
 import { testContext, unique } from '../support/helpers.js';
 import { pgKind, type TestDatabase, usePostgresServer } from '../inbox/support/databases.js';
 

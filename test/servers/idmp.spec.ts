@@ -1,5 +1,6 @@
 import { Observable, lastValueFrom } from 'rxjs';
-import { Outbox, OutboxRelay, type OutboxPublisher, RedisStreamsClient, StreamRecord } from 'nest-redis-streams';
+import { RedisStreamsClient, StreamRecord } from 'nest-redis-streams';
+import { Outbox, OutboxRelay, type OutboxPublisher } from 'nest-redis-streams/database';
 import { pgliteKind, type TestDatabase } from '../inbox/support/databases.js';
 import { readAll, redisUrl, testContext, unique, waitFor } from '../support/helpers.js';
 import { capabilitiesOf } from './capabilities-of.js';

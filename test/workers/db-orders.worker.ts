@@ -7,7 +7,8 @@
 import { Redis } from 'ioredis';
 import { Pool } from 'pg';
 import { NEVER, type Observable, concat, tap } from 'rxjs';
-import { Outbox, OutboxRelay, RedisStreamsClient, type StreamRecord, pgDatabase } from 'nest-redis-streams';
+import { RedisStreamsClient, type StreamRecord } from 'nest-redis-streams';
+import { Outbox, OutboxRelay, pgDatabase } from 'nest-redis-streams/database';
 import { type OrderEvent, dbLedger, orderEventId } from './db-chaos-schema.js';
 
 const env = process.env;

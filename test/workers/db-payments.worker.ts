@@ -7,7 +7,8 @@ import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { Redis } from 'ioredis';
 import { Pool } from 'pg';
-import { Inbox, RedisStreamsContext, RedisStreamsExceptionFilter, RedisStreamsServer, pgDatabase } from 'nest-redis-streams';
+import { RedisStreamsContext, RedisStreamsExceptionFilter, RedisStreamsServer } from 'nest-redis-streams';
+import { Inbox, pgDatabase } from 'nest-redis-streams/database';
 import { CHARGE_HANDLER, type OrderEvent, dbLedger } from './db-chaos-schema.js';
 
 const env = process.env;

@@ -5,11 +5,11 @@ import {
   DeadLetterService,
   IDEMPOTENCY_STORE,
   RedisIdempotencyStore,
-  RedisStreamsConsoleModule,
   RedisStreamsHealthIndicator,
   RedisStreamsModule,
   RedisStreamsServer,
 } from 'nest-redis-streams';
+import { RedisStreamsConsoleModule } from 'nest-redis-streams/console';
 import { DATABASE, DemoDatabaseCloser, type DemoDatabase } from './database/demo-database.js';
 import { DemoOutboxRelay } from './database/demo-outbox-relay.js';
 import { InventoryHandler } from './inventory/inventory.handler.js';

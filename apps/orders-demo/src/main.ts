@@ -1,13 +1,8 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import {
-  REDIS_STREAMS_CLIENT,
-  type RedisStreamsClient,
-  RedisStreamsMetrics,
-  RedisStreamsServer,
-  attachOutboxMetrics,
-} from 'nest-redis-streams';
+import { REDIS_STREAMS_CLIENT, type RedisStreamsClient, RedisStreamsMetrics, RedisStreamsServer } from 'nest-redis-streams';
+import { attachOutboxMetrics } from 'nest-redis-streams/database';
 import { AppModule } from './app.module.js';
 import { openDemoDatabase } from './database/demo-database.js';
 import { DemoOutboxRelay } from './database/demo-outbox-relay.js';

@@ -1,3 +1,7 @@
+// The `nest-redis-streams` entry point: the transport, client, health, metrics and operations.
+// The console and the SQL inbox/outbox have entry points of their own (`nest-redis-streams/console`,
+// `nest-redis-streams/database`, in package.json `exports`), so an app that only moves events does
+// not load the console's controllers or the SQL adapters.
 export * from './codec/index.js';
 export { DEAD_LETTER_SUFFIX, ENVELOPE, SERVER_DEFAULTS } from './constants.js';
 export * from './context/index.js';
@@ -13,6 +17,4 @@ export * from './module/index.js';
 export * from './trim/index.js';
 export * from './idempotency/index.js';
 export * from './filters/index.js';
-export * from './database/index.js';
 export * from './operations/index.js';
-export * from './console/index.js';

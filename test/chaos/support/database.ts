@@ -2,14 +2,8 @@
 // server per file, a database per scenario with the library's tables and the business tables,
 // the orders and payments worker processes, and the figures read back from the database.
 import { Pool } from 'pg';
-import {
-  applyMigrations,
-  DeadLetterService,
-  pgDatabase,
-  reconcile,
-  type ReconcileReport,
-  type SqlDatabase,
-} from 'nest-redis-streams';
+import { DeadLetterService } from 'nest-redis-streams';
+import { applyMigrations, pgDatabase, reconcile, type ReconcileReport, type SqlDatabase } from 'nest-redis-streams/database';
 import { CHARGE_HANDLER, DB_CHAOS_TABLES, dbLedger } from '../../workers/db-chaos-schema.js';
 import { pendingCount, waitFor } from '../../support/helpers.js';
 import type { ChaosProcess, ChaosWorker } from './processes.js';

@@ -1,7 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { applyMigrations, pgDatabase, pgliteDatabase, type SqlDatabase, typeormDatabase } from 'nest-redis-streams';
+import { applyMigrations, pgDatabase, pgliteDatabase, type SqlDatabase, typeormDatabase } from 'nest-redis-streams/database';
 
 // CommonJS helper shared with the demo and the chaos suite; Jest loads tests as CommonJS.
 // eslint-disable-next-line @typescript-eslint/no-require-imports

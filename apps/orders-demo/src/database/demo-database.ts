@@ -1,5 +1,5 @@
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { applyMigrations, pgDatabase, pgliteDatabase, type SqlDatabase } from 'nest-redis-streams';
+import { applyMigrations, pgDatabase, pgliteDatabase, type SqlDatabase } from 'nest-redis-streams/database';
 
 /** The token of the demo's `SqlDatabase`. */
 export const DATABASE = Symbol('DATABASE');

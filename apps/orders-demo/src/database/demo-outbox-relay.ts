@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectRedisStreamsClient, OutboxRelay, RedisStreamsClient, type SqlDatabase } from 'nest-redis-streams';
+import { InjectRedisStreamsClient, RedisStreamsClient } from 'nest-redis-streams';
+import { OutboxRelay, type SqlDatabase } from 'nest-redis-streams/database';
 import { DATABASE } from './demo-database.js';
 
 /**

@@ -1,5 +1,5 @@
 import { BadRequestException, Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
-import { Outbox, type SqlDatabase } from 'nest-redis-streams';
+import { Outbox, type SqlDatabase } from 'nest-redis-streams/database';
 import { DATABASE } from '../database/demo-database.js';
 import { ORDERS_STREAM, type Order } from './order.interface.js';
 import { OrdersLedger } from './orders-ledger.service.js';

@@ -1,5 +1,6 @@
 import { Controller, Get, Inject } from '@nestjs/common';
-import { DeadLetterService, reconcile, type ReconcileReport, type SqlDatabase } from 'nest-redis-streams';
+import { DeadLetterService } from 'nest-redis-streams';
+import { reconcile, type ReconcileReport, type SqlDatabase } from 'nest-redis-streams/database';
 import { DATABASE } from '../database/demo-database.js';
 import { DEAD_LETTERS } from '../payments/dead-letters.token.js';
 import { ORDERS_STREAM } from './order.interface.js';

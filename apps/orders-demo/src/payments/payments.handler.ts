@@ -1,6 +1,7 @@
 import { Controller, Inject, Logger, UseFilters } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import { Inbox, NonRetryableError, RedisStreamsContext, RedisStreamsExceptionFilter, type SqlDatabase } from 'nest-redis-streams';
+import { NonRetryableError, RedisStreamsContext, RedisStreamsExceptionFilter } from 'nest-redis-streams';
+import { Inbox, type SqlDatabase } from 'nest-redis-streams/database';
 import { DATABASE } from '../database/demo-database.js';
 import { ORDERS_STREAM, type Order } from '../orders/order.interface.js';
 import { OrdersLedger } from '../orders/orders-ledger.service.js';

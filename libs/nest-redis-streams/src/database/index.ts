@@ -1,3 +1,4 @@
+// The `nest-redis-streams/database` entry point (package.json `exports`), not re-exported by the root.
 export * from './sql-database.interface.js';
 export * from './adapters/index.js';
 export * from './migrations/index.js';

@@ -1,5 +1,7 @@
 // Runs under the fixture's own Jest setup (ts-jest for the Nest 11 CommonJS app).
 import { DLQ_FIELDS, RedisStreamsContext, RedisStreamsServer, streamPattern } from 'nest-redis-streams';
+import { CONTENT_SECURITY_POLICY, RedisStreamsConsoleModule } from 'nest-redis-streams/console';
+import { Inbox, Outbox, reconcile } from 'nest-redis-streams/database';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { checkMigrations } from './migrations.check.js';
@@ -11,6 +13,12 @@ describe('nest-redis-streams in this app', () => {
     expect(typeof RedisStreamsContext).toBe('function');
     expect(streamPattern('orders')).toEqual({ stream: 'orders' });
     expect(DLQ_FIELDS.reason).toBe('dlq:reason');
+  });
+
+  it('loads the console and the database entry points', () => {
+    expect(RedisStreamsConsoleModule.forRoot({ readOnly: true }).module).toBe(RedisStreamsConsoleModule);
+    expect(CONTENT_SECURITY_POLICY).toContain("default-src 'none'");
+    expect([Inbox, Outbox, reconcile].map((value) => typeof value)).toEqual(['function', 'function', 'function']);
   });
 
   it('finds and applies the migrations shipped in the package', async () => {

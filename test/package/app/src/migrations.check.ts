@@ -1,6 +1,6 @@
 // listMigrations() and applyMigrations() as an app calls them at start, with the package's own
 // migrations/ folder found from whichever build (ESM or CommonJS) the app loaded.
-import { applyMigrations, listMigrations, type SqlDatabase, type SqlExecutor } from 'nest-redis-streams';
+import { applyMigrations, listMigrations, type SqlDatabase, type SqlExecutor } from 'nest-redis-streams/database';
 
 /** A database that records the statements instead of running them: what is checked is that the files are found and read. */
 function recordingDatabase(statements: string[]): SqlDatabase<null> {
