@@ -94,6 +94,7 @@ class FakePartition implements OwnedPartition {
   /** What the coordinator told this partition, in order. */
   readonly told: string[] = [];
   private finishHandOver: (() => void) | null = null;
+  private failHandOver: ((err: Error) => void) | null = null;
 
   constructor(
     readonly partition: number,
@@ -109,7 +110,10 @@ class FakePartition implements OwnedPartition {
 
   handOver(): Promise<void> {
     this.told.push('handOver');
-    return new Promise<void>((resolve) => (this.finishHandOver = resolve));
+    return new Promise<void>((resolve, reject) => {
+      this.finishHandOver = resolve;
+      this.failHandOver = reject;
+    });
   }
 
   lost(): void {
@@ -119,6 +123,11 @@ class FakePartition implements OwnedPartition {
   /** The consumer has nothing held any more: the hand-over is done. */
   handedOver(): void {
     this.finishHandOver?.();
+  }
+
+  /** The consumer's hand-over threw (e.g. its ack drain failed). */
+  handOverFailed(err: Error): void {
+    this.failHandOver?.(err);
   }
 }
 
@@ -420,18 +429,15 @@ describe('OwnershipCoordinator', () => {
       expect(redis.calls('nrsOwnRelease')).toEqual([['owner:2', 'c1#a', '1']]);
       expect(partitions[2].fence.generation).toBeNull();
       expect(redis.rows.get('owner:2')).toEqual({ owner: '', gen: 1, until: 0 });
-      expect(seen).toEqual(['revoked 2 gen 1 rebalance']);
+      expect(seen).toEqual(['revoked 2 gen 1 rebalance', 'rebalanced [0,1,3] of 2']);
       expect(coordinator.ownedPartitions()).toEqual([0, 1, 3]);
       await coordinator.stop();
     });
 
-    // DEFECT (found by this spec): `rebalanced` (and with it the log line, `rebalances` and the
-    // partitions-owned gauge, which is set from that event only) is emitted when a round's own
-    // work changes what is owned. A hand-over that finishes between two rounds - the usual case
-    // when a handler is running - is released outside any round, so the next round starts from
-    // the smaller set and sees no change: nothing reports that the set shrank. `it.failing`
-    // keeps the unit suite green; remove `.failing` once the coordinator reports it.
-    it.failing('reports the smaller set of partitions (rebalanced) after a hand-over that finished between rounds', async () => {
+    // Found by this spec: a hand-over that finishes between two rounds (the usual case while a
+    // handler runs) is released outside any round; the next round started from the smaller set
+    // and reported nothing (no event, log line, `rebalances` or partitions-owned gauge).
+    it('reports the smaller set of partitions (rebalanced) after a hand-over that finished between rounds', async () => {
       const { partitions, coordinator, seen } = await joinedBySecondMember();
       const rebalancesBefore = coordinator.rebalances;
       partitions[2].handedOver();
@@ -440,6 +446,22 @@ describe('OwnershipCoordinator', () => {
       expect(coordinator.ownedPartitions()).toEqual([0, 1]);
       expect(seen).toContain('rebalanced [0,1] of 2');
       expect(coordinator.rebalances).toBe(rebalancesBefore + 1);
+      await coordinator.stop();
+    });
+
+    it('says when a hand-over fails, keeps the partition renewed and starts the hand-over again next round', async () => {
+      const { redis, partitions, coordinator, logs } = await joinedBySecondMember();
+      partitions[2].handOverFailed(new Error('ack drain failed'));
+      await elapse(0);
+      expect(logs.filter(([level]) => level === 'warn').map(([, message]) => message)).toEqual([
+        expect.stringContaining('Handing partition "orders:{orders:2}" of group "billing" over failed (ack drain failed)'),
+      ]);
+      expect(redis.calls('nrsOwnRelease')).toEqual([]);
+      redis.sent.length = 0;
+      await elapse(ROUND_MS);
+      expect(redis.calls('nrsOwnClaim').map(([key]) => key)).toContain('owner:2');
+      expect(partitions[2].told).toEqual(['acquired 1', 'handOver', 'handOver']);
+      expect(coordinator.ownedPartitions()).toEqual([0, 1, 2, 3]);
       await coordinator.stop();
     });
 

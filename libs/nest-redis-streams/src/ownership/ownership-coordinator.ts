@@ -41,6 +41,11 @@ export class OwnershipCoordinator {
   /** What the last round saw, for health details. */
   view: { members: string[]; partitions: PartitionOwnership[]; at: number } = { members: [], partitions: [], at: 0 };
   rebalances = 0;
+  /**
+   * The owned set the last `rebalanced` reported. A hand-over releases its partition between
+   * rounds (reported when it does), so a round compares with this, not with what it started from.
+   */
+  private reported = '';
 
   constructor(
     private readonly redis: ScriptedRedis,
@@ -86,7 +91,6 @@ export class OwnershipCoordinator {
     const rows = await Promise.all(this.partitions.map((p) => this.redis.hmget(p.fence!.ownerKey, 'owner', 'gen', 'until')));
     const owners = rows.map(([owner, , until]) => (owner && Number(until) >= now ? owner : null));
     const target = assignPartitions(members, owners);
-    const before = this.ownedPartitions().join();
     await Promise.all(
       this.partitions.map((p, i) => {
         if (p.fence!.generation !== null) return this.keep(p, target[i] === member);
@@ -105,13 +109,18 @@ export class OwnershipCoordinator {
         mine: p.fence!.generation !== null,
       })),
     };
+    this.reportOwned(members.length);
+  }
+
+  /** Says (log, event, count) when the owned set differs from the one last reported. */
+  private reportOwned(members: number): void {
     const after = this.ownedPartitions();
-    if (after.join() !== before) {
-      this.rebalances++;
-      const { stream, group, consumer } = this.scope;
-      this.logger.log(OWNERSHIP_MESSAGES.rebalanced(stream, group, consumer, after, members.length));
-      this.events.emit('rebalanced', { stream, group, consumer, members: members.length, owned: after });
-    }
+    if (after.join() === this.reported) return;
+    this.reported = after.join();
+    this.rebalances++;
+    const { stream, group, consumer } = this.scope;
+    this.logger.log(OWNERSHIP_MESSAGES.rebalanced(stream, group, consumer, after, members));
+    this.events.emit('rebalanced', { stream, group, consumer, members, owned: after });
   }
 
   /** Partitions this instance holds now, by index. */
@@ -138,6 +147,10 @@ export class OwnershipCoordinator {
       void p
         .handOver()
         .then(() => this.release(p, 'rebalance'))
+        .then(() => this.reportOwned(this.view.members.length))
+        // Still held and renewed: the next round starts the hand-over again. Said in the log,
+        // never an unhandled rejection, which would end the process.
+        .catch((err: Error) => this.logger.warn(OWNERSHIP_MESSAGES.handOverFailed(p.stream, this.scope.group, err.message)))
         .finally(() => this.handingOver.delete(p));
     }
   }
