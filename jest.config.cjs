@@ -18,6 +18,8 @@ const shared = {
   ],
   moduleNameMapper: {
     '^nest-redis-streams$': '<rootDir>/libs/nest-redis-streams/src/index.ts',
+    '^nest-redis-streams/console$': '<rootDir>/libs/nest-redis-streams/src/console/index.ts',
+    '^nest-redis-streams/database$': '<rootDir>/libs/nest-redis-streams/src/database/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testEnvironment: 'node',

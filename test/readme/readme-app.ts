@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { documentFiles, readDocument, REPO_ROOT } from './documents.js';
@@ -34,6 +34,26 @@ export function readmeSnippets(
     }
   }
   return snippets;
+}
+
+/** The package's entry points besides its root, which snippets import by capability. */
+const SUBPATH_ENTRY_POINTS = ['console', 'database'];
+
+/**
+ * `paths` for the subpath entry points the package's `exports` does not list yet, each to its
+ * built types, so a snippet that imports `nest-redis-streams/console` type-checks as it will once
+ * the package exports it. Empty when `exports` lists them all: then they resolve as for a user.
+ */
+function unexportedEntryPointPaths(): Record<string, string[]> {
+  const { exports } = JSON.parse(readFileSync(join(REPO_ROOT, 'libs/nest-redis-streams/package.json'), 'utf8')) as {
+    exports: Record<string, unknown>;
+  };
+  return Object.fromEntries(
+    SUBPATH_ENTRY_POINTS.filter((name) => !(`./${name}` in exports)).map((name) => [
+      `nest-redis-streams/${name}`,
+      [`./node_modules/nest-redis-streams/dist/${name}/index.d.ts`],
+    ]),
+  );
 }
 
 /** A compiled app in a temporary directory; `remove()` deletes it. */
@@ -71,6 +91,7 @@ export function buildApp(files: Map<string, string>): BuiltApp {
           types: ['node'],
           rootDir: 'src',
           outDir: 'out',
+          paths: unexportedEntryPointPaths(),
         },
         include: ['src/**/*.ts'],
       }),

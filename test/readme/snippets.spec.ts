@@ -88,15 +88,22 @@ class AppProcess {
   }
 }
 
-describe('README snippets, run as written', () => {
+describe('README and guide snippets, run as written', () => {
   const { redis, closers } = testContext();
   let built: BuiltApp;
 
   beforeAll(() => {
     const snippets = readmeSnippets();
-    for (const needed of ['standalone/main.ts', 'hybrid/main.ts', 'hybrid/app.module.ts', 'hybrid/health.controller.ts']) {
+    // The apps this test runs, and the console module: compiled with its `nest-redis-streams/console` import.
+    for (const needed of [
+      'standalone/main.ts',
+      'hybrid/main.ts',
+      'hybrid/app.module.ts',
+      'hybrid/health.controller.ts',
+      'console/ops.module.ts',
+    ]) {
       if (!snippets.has(needed))
-        throw new Error(`README.md has no code block marked <!-- snippet: ${needed} -->; this test runs it.`);
+        throw new Error(`Neither the README nor a guide marks a code block <!-- snippet: ${needed} -->; this test needs it.`);
     }
     built = buildApp(new Map([...snippets, ...FIXTURES]));
   }, 60_000);
