@@ -94,13 +94,15 @@ describe('README and guide snippets, run as written', () => {
 
   beforeAll(() => {
     const snippets = readmeSnippets();
-    // The apps this test runs, and the console module: compiled with its `nest-redis-streams/console` import.
+    // The apps this test runs, and the console module and inbox/outbox code: compiled with their
+    // `nest-redis-streams/console` and `nest-redis-streams/database` imports.
     for (const needed of [
       'standalone/main.ts',
       'hybrid/main.ts',
       'hybrid/app.module.ts',
       'hybrid/health.controller.ts',
       'console/ops.module.ts',
+      'exactly-once/orders.ts',
     ]) {
       if (!snippets.has(needed))
         throw new Error(`Neither the README nor a guide marks a code block <!-- snippet: ${needed} -->; this test needs it.`);
