@@ -4,8 +4,9 @@
 //   (.dependency-cruiser.cjs says which);
 // - oxlint with type information: correctness rules and the promise rules a transport lives by
 //   (a floating promise is an ack or a retry that nobody waits for);
-// - prettier: formatting, so diffs are about meaning.
-// All three work with TypeScript 7 (none needs the TypeScript compiler API).
+// - prettier: formatting, so diffs are about meaning;
+// - the API reference: docs/api is what the TSDoc generates now (`npm run docs:api` regenerates it).
+// The first three work with TypeScript 7; TypeDoc brings its own TypeScript 5 (scripts/api-docs).
 import { spawnSync } from 'node:child_process';
 
 const bin = (name) => `node_modules/.bin/${name}`;
@@ -21,6 +22,7 @@ const checks = [
     ['--type-aware', '--tsconfig', 'tsconfig.json', '--deny-warnings', 'libs', 'apps', 'test', 'bench', 'scripts'],
   ],
   ['format', bin('prettier'), ['--check', '--log-level', 'warn', 'libs', 'apps', 'test', 'bench', 'scripts']],
+  ['api reference', process.execPath, ['scripts/api-docs/generate.mjs', '--check']],
 ];
 let failed = 0;
 for (const [what, command, args] of checks) {

@@ -2,6 +2,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer, r
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { readDocuments } from '../readme/documents.js';
 import { testContext, unique } from '../support/helpers.js';
 import { type ConsoleApp, startConsoleApp } from './console-app.js';
 
@@ -75,14 +76,14 @@ describe('two console replicas behind one origin (real Redis)', () => {
   });
 });
 
-describe('the README documents every console option', () => {
+describe('the docs document every console option', () => {
   it('lists each property of RedisStreamsConsoleOptions in the console options table', () => {
     const root = join(__dirname, '../..');
     const source = readFileSync(join(root, 'libs/nest-redis-streams/src/console/console-options.interface.ts'), 'utf8');
     const body = source.slice(source.indexOf('export interface RedisStreamsConsoleOptions'));
     const options = [...body.slice(0, body.indexOf('\n}')).matchAll(/^ {2}(\w+)\??:/gm)].map((m) => m[1]);
     expect(options.length).toBeGreaterThan(10);
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const readme = readDocuments();
     const table = readme.slice(readme.indexOf('| option | default | what it does |'));
     const documented = table
       .slice(0, table.indexOf('\n\n'))

@@ -1,12 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { readDocuments } from '../readme/documents.js';
 
 /**
- * The `ACL SETUSER` lines of README "Production kit", with their `<...-password>` placeholders
- * replaced: the tests run exactly what the README tells operators to run.
+ * The `ACL SETUSER` lines of the docs' "Production kit" (docs/production.md), with their
+ * `<...-password>` placeholders replaced: the tests run exactly what the docs tell operators to run.
  */
 export function readmeAclLines(passwords: Record<string, string>): string[][] {
-  const readme = readFileSync('README.md', 'utf8');
-  const section = readme.slice(readme.indexOf('### Production kit'));
+  const docs = readDocuments();
+  const section = docs.slice(docs.search(/^#+ Production kit$/m));
   const block = /```(?:redis|text)?\n([\s\S]*?)```/.exec(section.slice(section.indexOf('ACL SETUSER') - 200))?.[1] ?? '';
   return block
     .split('\n')

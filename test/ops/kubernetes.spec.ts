@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SERVER_DEFAULTS } from 'nest-redis-streams';
 import { parse, parseAllDocuments } from 'yaml';
+import { readDocuments } from '../readme/documents.js';
 
 const K8S = 'deploy/kubernetes';
 /** Time after the handlers' deadline to send their acks, hand unfinished entries back and quit. */
@@ -177,9 +178,9 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     expect(refs.length).toBeGreaterThanOrEqual(4);
     for (const ref of refs)
       expect({ ref, held: ref.name === secret.metadata.name && ref.key in secret.stringData }).toEqual({ ref, held: true });
-    // KEDA signs in as its own read-only user of README "Production kit".
+    // KEDA signs in as its own read-only user of the docs' "Production kit".
     expect(secret.stringData['keda-username']).toBe('nrs-keda');
-    expect(readFileSync('README.md', 'utf8')).toMatch(
+    expect(readDocuments()).toMatch(
       /^ACL SETUSER nrs-keda on .* -@all \+ping \+xpending \+xinfo\|groups \+xinfo\|stream \+xlen$/m,
     );
   });

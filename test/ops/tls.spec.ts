@@ -153,8 +153,7 @@ describe('TLS and secrets', () => {
 
   it("runs the README's TLS snippet as written, pointed at the test's Redis and certificates by its environment variables", async () => {
     const snippet = readmeSnippets().get('tls/redis-tls-server.ts');
-    if (!snippet)
-      throw new Error('README.md has no code block marked <!-- snippet: tls/redis-tls-server.ts -->; this test runs it.');
+    if (!snippet) throw new Error('No document marks a code block <!-- snippet: tls/redis-tls-server.ts -->; this test runs it.');
     const built = buildApp(
       new Map([
         ['tls/redis-tls-server.ts', snippet],

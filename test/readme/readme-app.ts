@@ -2,24 +2,58 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { documentFiles, readDocument, REPO_ROOT } from './documents.js';
 
-export const REPO_ROOT = join(__dirname, '../..');
+export { REPO_ROOT };
 
 /**
- * README code blocks that make up a runnable app are marked with an HTML comment (invisible on
- * GitHub) on the line before the fence, naming the file the block is: `<!-- snippet: hybrid/main.ts -->`.
- * Markers, not headings or positions, so edits elsewhere in the README cannot shift what is tested.
+ * Code blocks of the README and the guides that make up a runnable app are marked with an HTML
+ * comment (invisible on GitHub) on the line before the fence, naming the file the block is:
+ * `<!-- snippet: hybrid/main.ts -->`. Markers, not headings or positions, so edits elsewhere in a
+ * document, or a snippet moving between the README and a guide, cannot shift what is tested.
  */
 const MARKED_BLOCK = /<!-- snippet: (\S+) -->\r?\n```[a-z]*\r?\n([\s\S]*?)\r?\n```/g;
 
-/** The marked snippets of the README, by file path, exactly as written there. */
-export function readmeSnippets(readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8')): Map<string, string> {
+/**
+ * The marked snippets of the README and the guides in `docs/`, by file path, exactly as written
+ * there. `documents` (file → text) replaces reading them from disk.
+ */
+export function readmeSnippets(
+  documents: Map<string, string> = new Map(documentFiles().map((file) => [file, readDocument(file)])),
+): Map<string, string> {
   const snippets = new Map<string, string>();
-  for (const [, path, code] of readme.matchAll(MARKED_BLOCK)) {
-    if (snippets.has(path)) throw new Error(`README.md marks two code blocks as "${path}"; give each snippet its own file name.`);
-    snippets.set(path, `${code}\n`);
+  const markedIn = new Map<string, string>();
+  for (const [file, text] of documents) {
+    for (const [, path, code] of text.matchAll(MARKED_BLOCK)) {
+      if (snippets.has(path))
+        throw new Error(
+          `${markedIn.get(path)} and ${file} both mark a code block as "${path}"; give each snippet its own file name.`,
+        );
+      snippets.set(path, `${code}\n`);
+      markedIn.set(path, file);
+    }
   }
   return snippets;
+}
+
+/** The package's entry points besides its root, which snippets import by capability. */
+const SUBPATH_ENTRY_POINTS = ['console', 'database'];
+
+/**
+ * `paths` for the subpath entry points the package's `exports` does not list yet, each to its
+ * built types, so a snippet that imports `nest-redis-streams/console` type-checks as it will once
+ * the package exports it. Empty when `exports` lists them all: then they resolve as for a user.
+ */
+function unexportedEntryPointPaths(): Record<string, string[]> {
+  const { exports } = JSON.parse(readFileSync(join(REPO_ROOT, 'libs/nest-redis-streams/package.json'), 'utf8')) as {
+    exports: Record<string, unknown>;
+  };
+  return Object.fromEntries(
+    SUBPATH_ENTRY_POINTS.filter((name) => !(`./${name}` in exports)).map((name) => [
+      `nest-redis-streams/${name}`,
+      [`./node_modules/nest-redis-streams/dist/${name}/index.d.ts`],
+    ]),
+  );
 }
 
 /** A compiled app in a temporary directory; `remove()` deletes it. */
@@ -57,6 +91,7 @@ export function buildApp(files: Map<string, string>): BuiltApp {
           types: ['node'],
           rootDir: 'src',
           outDir: 'out',
+          paths: unexportedEntryPointPaths(),
         },
         include: ['src/**/*.ts'],
       }),

@@ -88,15 +88,24 @@ class AppProcess {
   }
 }
 
-describe('README snippets, run as written', () => {
+describe('README and guide snippets, run as written', () => {
   const { redis, closers } = testContext();
   let built: BuiltApp;
 
   beforeAll(() => {
     const snippets = readmeSnippets();
-    for (const needed of ['standalone/main.ts', 'hybrid/main.ts', 'hybrid/app.module.ts', 'hybrid/health.controller.ts']) {
+    // The apps this test runs, and the console module and inbox/outbox code: compiled with their
+    // `nest-redis-streams/console` and `nest-redis-streams/database` imports.
+    for (const needed of [
+      'standalone/main.ts',
+      'hybrid/main.ts',
+      'hybrid/app.module.ts',
+      'hybrid/health.controller.ts',
+      'console/ops.module.ts',
+      'exactly-once/orders.ts',
+    ]) {
       if (!snippets.has(needed))
-        throw new Error(`README.md has no code block marked <!-- snippet: ${needed} -->; this test runs it.`);
+        throw new Error(`Neither the README nor a guide marks a code block <!-- snippet: ${needed} -->; this test needs it.`);
     }
     built = buildApp(new Map([...snippets, ...FIXTURES]));
   }, 60_000);

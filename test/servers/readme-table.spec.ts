@@ -1,17 +1,16 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { probeCapabilities } from '../../libs/nest-redis-streams/src/redis/capabilities.js';
 import { probeTrimGap } from '../../libs/nest-redis-streams/src/redis/redis-features.js';
+import { readDocuments } from '../readme/documents.js';
 import { testContext, unique } from '../support/helpers.js';
 
-// README "Supported Redis versions" is a tested table: `npm run test:servers` runs this spec on
+// The docs' "Supported Redis versions" (docs/servers.md) is a tested table: `npm run test:servers` runs this spec on
 // every server of the matrix (and `npm test` on Debian's), and the row of the server it runs on
 // must say what that server answered to the probes, column by column.
-const readme = readFileSync(join(__dirname, '../../README.md'), 'utf8');
+const readme = readDocuments();
 
 function tableRows(): string[][] {
   const at = readme.indexOf('<!-- server-table:');
-  if (at < 0) throw new Error('README.md has no table marked <!-- server-table: … -->');
+  if (at < 0) throw new Error('No document has a table marked <!-- server-table: … -->');
   const lines = readme.slice(at).split('\n').slice(1);
   const rows: string[][] = [];
   for (const line of lines) {
@@ -28,7 +27,7 @@ function tableRows(): string[][] {
 
 const yesNo = (value: boolean) => (value ? 'yes' : 'no');
 
-describe('the README table of supported servers', () => {
+describe("the docs' table of supported servers", () => {
   const { redis } = testContext();
 
   it('has a row for the server this suite runs on, saying what it answered', async () => {
@@ -37,7 +36,9 @@ describe('the README table of supported servers', () => {
     const family = node.server === 'valkey' ? 'Valkey' : 'Redis';
     const row = tableRows().find(([server, version]) => server.startsWith(family) && version === node.version);
     if (!row)
-      throw new Error(`README.md's server table has no row for ${family} ${node.version}, which this suite runs on: add it.`);
+      throw new Error(
+        `The server table (docs/servers.md) has no row for ${family} ${node.version}, which this suite runs on: add it.`,
+      );
     const forgets = await probeTrimGap(redis, `{${unique('readme-gap')}}:probe`);
     const [, , trimLossKept, acked, claim, idmp, ackDelete, floor] = row;
     expect({ trimLossKept, acked, claim, idmp, ackDelete }).toEqual({

@@ -32,6 +32,7 @@ export type SkipReason =
   /** A re-driven entry addressed to another group of the same stream. */
   | 'other-group';
 
+/** The lifecycle events of `server.events`, each with the arguments its listeners receive. */
 export type TransportEventMap = {
   /** An entry was handed to a handler. */
   delivered: [EntryRef];
@@ -78,4 +79,5 @@ export type OwnershipEventMap = {
   rebalanced: [{ stream: string; group: string; consumer: string; members: number; owned: number[] }];
 };
 
+/** The typed emitter behind `server.events`: entries delivered, handled, acked, failed, parked, reclaimed or skipped, leases, ownership changes. */
 export class TransportEvents extends EventEmitter<TransportEventMap & OwnershipEventMap> {}

@@ -55,6 +55,10 @@ interface Attachment {
 /** `ackDelete` → `ack_delete`: capability names as Prometheus label values. */
 const snakeCase = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
+/**
+ * Prometheus metrics (prom-client) of servers (`attach`) and producing clients (`attachClient`),
+ * labelled by stream and group; docs/production.md "Health and metrics" lists them.
+ */
 @Injectable()
 export class RedisStreamsMetrics implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisStreamsMetrics.name);
