@@ -11,7 +11,7 @@ import {
   RedisStreamsContext,
   StreamRecord,
 } from 'nest-redis-streams';
-import { partitionStream } from '../../libs/nest-redis-streams/src/server/partitions.js';
+import { partitionStream } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { redisUrl, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
 import { pgKind, type TestDatabase, usePostgresServer } from '../inbox/support/databases.js';
 

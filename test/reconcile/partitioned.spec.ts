@@ -13,7 +13,7 @@ import {
   RedisStreamsClient,
   RedisStreamsContext,
 } from 'nest-redis-streams';
-import { partitionStream } from '../../libs/nest-redis-streams/src/server/partitions.js';
+import { partitionStream } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { redisUrl, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
 import { createDatabase, testPool, usePostgresServer } from '../inbox/support/databases.js';
 import { runCli } from '../cli/run-cli.js';

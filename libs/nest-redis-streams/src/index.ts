@@ -1,5 +1,6 @@
 export * from './codec/index.js';
-export { DEAD_LETTER_SUFFIX, ENVELOPE, SERVER_DEFAULTS } from './constants.js';
+export { ENVELOPE, SERVER_DEFAULTS } from './constants.js';
+export { DEAD_LETTER_SUFFIX } from './keys/index.js';
 export * from './context/index.js';
 export * from './errors/index.js';
 export * from './events/index.js';

@@ -1,3 +1,4 @@
+import { REPLY_STREAM_INFIX } from '../keys/index.js';
 import type { StreamRetention } from '../trim/retention-options.interface.js';
 
 /** Defaults of `RedisStreamsClientOptions`, merged once in the client's constructor. */
@@ -13,7 +14,7 @@ export const CLIENT_DEFAULTS = {
 
 /** Reply streams: `<keyPrefix>nrs:replies:<host>:<uuid>`, one per client instance. */
 export const REPLY_STREAM = {
-  infix: 'nrs:replies:',
+  infix: REPLY_STREAM_INFIX,
   /**
    * A reply stream whose client died without close() expires after this long; a live client
    * renews it every third of it.

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { isCluster } from '../redis/connection.factory.js';
-import { slotOf } from '../redis/slots.js';
+import { slotOf } from '../keys/index.js';
 import type { ClientWriteObserver } from './write-observer.interface.js';
 
 /** What one XADD came to: the entry id Redis gave it, or why it failed. */

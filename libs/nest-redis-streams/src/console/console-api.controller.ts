@@ -1,4 +1,5 @@
 import { Body, Controller, Get, Inject, Query, Req, UseGuards, UseInterceptors } from '@nestjs/common';
+import { groupHistoryKey } from '../keys/index.js';
 import { OperationError } from '../operations/operation.error.js';
 import type { FieldPairs } from '../operations/entries.js';
 import type { StreamOperations } from '../operations/stream-operations.js';
@@ -51,7 +52,7 @@ export class ConsoleApiController {
   ) {
     this.grafanaUrl = grafanaLink(options.grafanaUrl);
     const sampleMs = options.historySampleMs ?? HISTORY_DEFAULTS.sampleMs;
-    this.history = new GroupHistory(connection.redis, `${ops.audit.stream}:history`, sampleMs);
+    this.history = new GroupHistory(connection.redis, groupHistoryKey(ops.audit.stream), sampleMs);
     this.overviewCache = new SharedRead(
       async () => {
         const rows = await ops.overview();

@@ -1,13 +1,12 @@
 import type { Redis } from 'ioredis';
-import { DEAD_LETTER_SUFFIX } from '../constants.js';
+import { auditRefusalStream, isDeadLetterStream, partitionStream, probeKeyNear } from '../keys/index.js';
 import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import { HEALTH_DEFAULTS } from '../health/health.constants.js';
 import { MESSAGES } from '../messages.js';
 import { DeadLetterService, type DeadLetter, type DeadLetterTally } from '../recovery/dead-letter.service.js';
 import { isCluster } from '../redis/connection.factory.js';
-import { type CapabilitySummary, probeCapabilities, probeKeyNear, summarizeCapabilities } from '../redis/capabilities.js';
+import { type CapabilitySummary, probeCapabilities, summarizeCapabilities } from '../redis/capabilities.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
-import { partitionStream } from '../server/partitions.js';
 import type { TrimTarget } from '../trim/retention-options.interface.js';
 import { type SafeTrimResult, trimSafely } from '../trim/trim-safely.js';
 import { type AuditIntent, AuditLog, type AuditRecord } from './audit-log.js';
@@ -115,7 +114,7 @@ export class StreamOperations {
     this.audit = new AuditLog(redis, {
       stream: this.o.auditStream,
       maxLen: this.o.auditMaxLen,
-      refusalStream: `${this.o.auditStream}:refused`,
+      refusalStream: auditRefusalStream(this.o.auditStream),
       refusalMaxLen: this.o.auditRefusalsMaxLen,
     });
     this.configured = options.streams ? new Map(options.streams.map((s) => this.toSetting(s)).map((s) => [s.stream, s])) : null;
@@ -141,7 +140,7 @@ export class StreamOperations {
    */
   async served(stream: string): Promise<StreamSetting> {
     if (this.configured) return this.setting(stream);
-    const excluded = stream.endsWith(DEAD_LETTER_SUFFIX) || [this.audit.stream, this.audit.refusalStream].includes(stream);
+    const excluded = isDeadLetterStream(stream) || [this.audit.stream, this.audit.refusalStream].includes(stream);
     if (!excluded) {
       const groups = (await this.redis
         .xinfo('GROUPS', stream)

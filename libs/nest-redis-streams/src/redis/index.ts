@@ -3,4 +3,3 @@ export * from './errors.js';
 export * from './replies.js';
 export * from './scripts.js';
 export * from './connect.js';
-export * from './slots.js';

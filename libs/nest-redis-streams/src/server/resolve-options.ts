@@ -1,11 +1,9 @@
-import { REPLY_STREAM } from '../client/client.constants.js';
 import { SERVER_DEFAULTS, defaultConsumerName } from '../constants.js';
-import { defaultDeadLetterStream } from '../recovery/dead-letter-stream-name.js';
 import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import type { RedisStreamsServerOptions } from '../interfaces/server-options.interface.js';
 import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.interface.js';
 import { MESSAGES } from '../messages.js';
-import { slotOf } from '../redis/slots.js';
+import { defaultDeadLetterStream, replyStreamPrefix, slotOf } from '../keys/index.js';
 import { BATCH_MESSAGES } from './batch/batch.messages.js';
 import { batchPrefetch, resolveBatch } from './batch/resolve-batch.js';
 import type { ResolvedHandlerOptions } from './stream-subscription.js';
@@ -27,7 +25,7 @@ export function resolveServerOptions(options: RedisStreamsServerOptions = {}): R
     ...SERVER_DEFAULTS,
     ...stripUndefined(options),
     consumer: options.consumer ?? defaultConsumerName(),
-    replyStreamPrefix: options.replyStreamPrefix ?? `${options.keyPrefix ?? SERVER_DEFAULTS.keyPrefix}${REPLY_STREAM.infix}`,
+    replyStreamPrefix: options.replyStreamPrefix ?? replyStreamPrefix(options.keyPrefix ?? SERVER_DEFAULTS.keyPrefix),
   };
   for (const key of ['blockMs', 'shutdownTimeoutMs', 'reclaimCount', 'retryBackoffMs'] as const) {
     requirePositiveInteger(key, merged[key], '');

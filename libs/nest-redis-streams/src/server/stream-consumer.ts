@@ -20,7 +20,7 @@ import type { RecoveryTarget } from '../recovery/recovery-target.interface.js';
 import { auditTrimLossBeforeRead } from '../recovery/trim-audit.js';
 import { FENCED, claimIfOwned } from '../ownership/fenced-writes.js';
 import type { OwnedPartition } from '../ownership/owned-partition.interface.js';
-import { partitionOwnerKey } from '../ownership/ownership-keys.js';
+import { partitionOwnerKey } from '../keys/index.js';
 import { PartitionFence } from '../ownership/partition-fence.js';
 import { PartitionReader } from './partition-reader.js';
 import { readWithClaim, reportClaimedByRead } from '../recovery/claim-read.js';

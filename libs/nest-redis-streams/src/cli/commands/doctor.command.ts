@@ -1,6 +1,6 @@
 import type { Cluster } from 'ioredis';
-import { DEAD_LETTER_SUFFIX } from '../../constants.js';
-import { type CapabilitySummary, probeCapabilities, probeKeyNear, summarizeCapabilities } from '../../redis/capabilities.js';
+import { isDeadLetterStream, probeKeyNear } from '../../keys/index.js';
+import { type CapabilitySummary, probeCapabilities, summarizeCapabilities } from '../../redis/capabilities.js';
 import { type Parsed, stringOption } from '../cli-args.js';
 import type { CliContext } from '../cli-context.js';
 import { EXIT } from '../cli.constants.js';
@@ -114,7 +114,7 @@ async function streamKeys(
   }
   const all = [...found].sort();
   return {
-    streams: all.filter((k) => !k.endsWith(DEAD_LETTER_SUFFIX)),
-    deadLetters: all.filter((k) => k.endsWith(DEAD_LETTER_SUFFIX)),
+    streams: all.filter((k) => !isDeadLetterStream(k)),
+    deadLetters: all.filter(isDeadLetterStream),
   };
 }
