@@ -5,7 +5,7 @@ export * from './context/index.js';
 export * from './errors/index.js';
 export * from './events/index.js';
 export * from './interfaces/index.js';
-export * from './recovery/index.js';
+export * from './dead-letter/index.js';
 export * from './server/index.js';
 export * from './client/index.js';
 export * from './health/index.js';

@@ -3,7 +3,7 @@ import { groupHistoryKey } from '../keys/index.js';
 import { OperationError } from '../operations/operation.error.js';
 import type { FieldPairs } from '../operations/entries.js';
 import type { StreamOperations } from '../operations/stream-operations.js';
-import type { DeadLetter } from '../recovery/dead-letter.service.js';
+import type { DeadLetter } from '../dead-letter/dead-letter.service.js';
 import { ConsoleAccessGuard, type ConsoleRequest } from './console-access.guard.js';
 import { ConsoleHeadersInterceptor } from './console-headers.interceptor.js';
 import {

@@ -10,3 +10,5 @@ export * from './probe-keys.js';
 export * from './reply-keys.js';
 export * from './slots.js';
 export * from './trim-audit-keys.js';
+export * from './stream-id.js';
+export * from './stream-range.js';

@@ -1,5 +1,5 @@
-import { DeadLetterReason } from '../dead-letter-reason.js';
-import type { DeadLetter, DeadLetterService } from '../recovery/dead-letter.service.js';
+import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
+import type { DeadLetter, DeadLetterService } from '../dead-letter/dead-letter.service.js';
 import { OperationError } from './operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { DeadLetterReason } from '../dead-letter-reason.js';
-import { deadLetterMetadata } from '../recovery/dead-letter-record.js';
+import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
+import { deadLetterMetadata } from '../dead-letter/dead-letter-record.js';
 import { isNoGroupError } from '../redis/errors.js';
 import type { XPendingRow } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';

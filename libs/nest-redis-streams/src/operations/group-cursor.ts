@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { isNoGroupError } from '../redis/errors.js';
 import { pairsToObject } from '../redis/replies.js';
-import { compareStreamIds } from '../redis/stream-id.js';
+import { compareStreamIds } from '../keys/index.js';
 import { type ConsumerInfo, listConsumers } from './consumers.js';
 import { OperationError } from './operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';

@@ -3,7 +3,7 @@ import { auditRefusalStream, isDeadLetterStream, partitionStream, probeKeyNear }
 import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import { HEALTH_DEFAULTS } from '../health/health.constants.js';
 import { MESSAGES } from '../messages.js';
-import { DeadLetterService, type DeadLetter, type DeadLetterTally } from '../recovery/dead-letter.service.js';
+import { DeadLetterService, type DeadLetter, type DeadLetterTally } from '../dead-letter/dead-letter.service.js';
 import { isCluster } from '../redis/connection.factory.js';
 import { type CapabilitySummary, probeCapabilities, summarizeCapabilities } from '../redis/capabilities.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';

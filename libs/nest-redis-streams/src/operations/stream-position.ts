@@ -1,4 +1,4 @@
-import { MAX_ID_PART } from '../redis/stream-range.js';
+import { MAX_ID_PART } from '../keys/index.js';
 import { OperationError } from './operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 

@@ -4,7 +4,7 @@ import { legacyTrimAuditKey, slotOf, trimAuditKey } from '../keys/index.js';
 import { isCluster } from '../redis/connection.factory.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import type { RecoveryTarget } from './recovery-target.interface.js';
-import { DLQ_FIELDS, DeadLetterReason } from './dead-letter-record.js';
+import { DLQ_FIELDS, DeadLetterReason } from '../dead-letter/dead-letter-record.js';
 import { RECOVERY_MESSAGES } from './recovery.messages.js';
 
 /**

@@ -1,4 +1,4 @@
-import { DeadLetterReason } from '../dead-letter-reason.js';
+import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
 import type { EntryRef } from '../events/transport-events.js';
 import { explainAclError, isScriptPermissionError, scriptPermissionFix } from '../redis/acl-hint.js';
 import { CREATE_GROUP_COMMANDS } from '../redis/lua/create-group.js';

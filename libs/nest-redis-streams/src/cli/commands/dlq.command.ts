@@ -1,4 +1,4 @@
-import type { DeadLetter } from '../../recovery/dead-letter.service.js';
+import type { DeadLetter } from '../../dead-letter/dead-letter.service.js';
 import { parseStreamId } from '../../operations/stream-position.js';
 import { intOption, positionals, stringOption, type Parsed } from '../cli-args.js';
 import type { CliContext } from '../cli-context.js';

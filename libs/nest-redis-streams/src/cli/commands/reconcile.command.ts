@@ -1,6 +1,6 @@
 import { findDeadLetterStreams } from '../../database/reconcile/dead-letter-streams.js';
 import { reconcile, type ReconcileReport } from '../../database/reconcile/reconcile.js';
-import { DeadLetterService } from '../../recovery/dead-letter.service.js';
+import { DeadLetterService } from '../../dead-letter/dead-letter.service.js';
 import { stringOption } from '../cli-args.js';
 import type { CliContext } from '../cli-context.js';
 import { EXIT } from '../cli.constants.js';
