@@ -10,3 +10,4 @@ export { OPERATIONS_DEFAULTS } from './operations.constants.js';
 export type { GroupBadge, GroupOverview, StreamOverview, StreamSetting } from './overview.js';
 export type { GroupOwner, GroupOwnership, OwnershipMember, PartitionOwnerRow } from './ownership.js';
 export * from './stream-operations.js';
+export type * from './stream-operations-options.interface.js';
