@@ -7,7 +7,7 @@ import { StreamOperations } from '../operations/stream-operations.js';
 import type { StreamOperationsOptions } from '../operations/stream-operations-options.interface.js';
 import { type Parsed, stringOption } from './cli-args.js';
 import { type Output, STD_OUTPUT } from './output.js';
-import { UsageError } from './usage.error.js';
+import { UsageError } from './errors/usage.error.js';
 
 /** What a command runs with: the operations service, who acts, and where output goes (escaped). */
 export interface CliContext extends Output {

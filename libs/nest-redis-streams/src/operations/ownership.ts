@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { groupMembersKey, partitionOfKey, partitionOwnerKey, partitionStream } from '../keys/index.js';
-import { OperationError } from './operation.error.js';
+import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_DEFAULTS } from './operations.constants.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { DeadLetterService } from '../dead-letter/dead-letter.service.js';
 import { isDeadLetterStream } from '../keys/index.js';
 import { isCluster } from '../redis/connection.factory.js';
-import { OperationError } from './operation.error.js';
+import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import type { StreamSetting } from './overview.js';
 import { scanStreams } from './stream-discovery.js';

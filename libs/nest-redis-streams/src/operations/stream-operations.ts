@@ -19,7 +19,7 @@ import {
 import { type Page, type PendingEntry, type StreamEntry, readEntry, readEntryPage, readPendingPage } from './entries.js';
 import { ackEntry, claimEntry, parkEntry } from './entry-actions.js';
 import { type CursorPreview, type CursorTarget, previewGroupCursor, setGroupCursor } from './group-cursor.js';
-import { OperationError } from './operation.error.js';
+import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_DEFAULTS } from './operations.constants.js';
 import { type StreamOverview, type StreamSetting, readOverview } from './overview.js';
 import { type GroupOwnership, readOwnership } from './ownership.js';

@@ -2,7 +2,7 @@ import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
 import type { EntryRef } from '../events/transport-events.js';
 import { explainAclError, isScriptPermissionError, scriptPermissionFix } from '../redis/acl-hint.js';
 import { CREATE_GROUP_COMMANDS } from '../redis/lua/create-group.js';
-import { isBusyGroupError, isNoGroupError } from '../redis/errors.js';
+import { isBusyGroupError, isNoGroupError } from '../redis/errors/reply-errors.js';
 import { type StreamEntryReply, type XReadGroupReply, takeRows } from '../redis/replies.js';
 import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import { AckBatcher } from './ack-batcher.js';
