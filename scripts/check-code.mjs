@@ -2,10 +2,11 @@
 // `npm run lint` (and the first step of `npm test`): the checks that keep the code's shape.
 // - dependency-cruiser: no import cycles (type-only ones included) and imports pointing one way
 //   (.dependency-cruiser.cjs says which);
+// - no cycles between the library's top-level folders (scripts/check-folder-cycles.mjs);
 // - oxlint with type information: correctness rules and the promise rules a transport lives by
 //   (a floating promise is an ack or a retry that nobody waits for);
 // - prettier: formatting, so diffs are about meaning.
-// All three work with TypeScript 7 (none needs the TypeScript compiler API).
+// All of them work with TypeScript 7 (none needs the TypeScript compiler API).
 import { spawnSync } from 'node:child_process';
 
 const bin = (name) => `node_modules/.bin/${name}`;
@@ -15,6 +16,7 @@ const checks = [
     bin('depcruise'),
     ['libs/nest-redis-streams/src', '--config', '.dependency-cruiser.cjs', '--output-type', 'err'],
   ],
+  ['folder cycles', process.execPath, ['scripts/check-folder-cycles.mjs']],
   [
     'lint',
     bin('oxlint'),
