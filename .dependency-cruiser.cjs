@@ -26,6 +26,37 @@ module.exports = {
       from: { path: '^libs/nest-redis-streams/src/(context|events|codec|errors|interfaces)/' },
       to: { path: '^libs/nest-redis-streams/src/(server|recovery|health|metrics|client|module)/' },
     },
+    {
+      name: 'no-folder-cycles',
+      severity: 'error',
+      scope: 'folder',
+      comment:
+        'Folders import one way too: a cycle between two folders (client <-> server once) is a tangle the file rule does not see.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'client-does-not-import-server',
+      severity: 'error',
+      comment: 'The client and the server share key names (keys/) and the codec, never each other.',
+      from: { path: '^libs/nest-redis-streams/src/client/' },
+      to: { path: '^libs/nest-redis-streams/src/server/' },
+    },
+    {
+      name: 'redis-does-not-import-trim',
+      severity: 'error',
+      comment: 'redis/ is the Redis toolkit every area builds on; retention (trim/) is one of those areas.',
+      from: { path: '^libs/nest-redis-streams/src/redis/' },
+      to: { path: '^libs/nest-redis-streams/src/trim/' },
+    },
+    {
+      name: 'keys-is-a-leaf',
+      severity: 'error',
+      comment:
+        'Key and stream names are pure functions of their inputs that every area may use, so they import nothing of the library.',
+      from: { path: '^libs/nest-redis-streams/src/keys/' },
+      to: { path: '^libs/nest-redis-streams/src/', pathNot: '^libs/nest-redis-streams/src/keys/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -2,6 +2,7 @@
 // `npm run lint` (and the first step of `npm test`): the checks that keep the code's shape.
 // - dependency-cruiser: no import cycles (type-only ones included) and imports pointing one way
 //   (.dependency-cruiser.cjs says which);
+// - no cycles between the library's top-level folders (scripts/check-folder-cycles.mjs);
 // - oxlint with type information: correctness rules and the promise rules a transport lives by
 //   (a floating promise is an ack or a retry that nobody waits for);
 // - prettier: formatting, so diffs are about meaning;
@@ -16,6 +17,7 @@ const checks = [
     bin('depcruise'),
     ['libs/nest-redis-streams/src', '--config', '.dependency-cruiser.cjs', '--output-type', 'err'],
   ],
+  ['folder cycles', process.execPath, ['scripts/check-folder-cycles.mjs']],
   [
     'lint',
     bin('oxlint'),

@@ -1,6 +1,6 @@
 // Chaos scenarios 5 and 11: poison entries mixed into the load, and malformed or hostile entries.
 import type { Redis } from 'ioredis';
-import { splitDeadLetterBuffers } from '../../libs/nest-redis-streams/src/recovery/dead-letter-record.js';
+import { splitDeadLetterBuffers } from '../../libs/nest-redis-streams/src/dead-letter/dead-letter-record.js';
 import { hostileEntries } from '../workers/chaos-hostile.js';
 import { expectNoLoss } from './support/expectations.js';
 import { FAST_RECOVERY } from './support/profiles.js';

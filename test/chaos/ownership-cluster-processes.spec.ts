@@ -8,7 +8,7 @@
 // instance killed (every nonce once, in order).
 import { Cluster } from 'ioredis';
 import { partitionOf, partitionStream, partitionStreams } from 'nest-redis-streams';
-import { slotOf } from '../../libs/nest-redis-streams/src/redis/slots.js';
+import { slotOf } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { checkRunLog, ownershipLedger, parseRecord } from '../workers/ownership-ledger.js';
 import { waitFor } from '../support/helpers.js';
 import {

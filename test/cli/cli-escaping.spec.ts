@@ -1,6 +1,6 @@
 import { Outbox, pgDatabase, applyMigrations } from 'nest-redis-streams/database';
 import type { Pool } from 'pg';
-import { groupMembersKey, partitionOwnerKey } from '../../libs/nest-redis-streams/src/ownership/ownership-keys.js';
+import { groupMembersKey, partitionOwnerKey } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { createDatabase, testPool, usePostgresServer } from '../inbox/support/databases.js';
 import { redisClient, unique } from '../support/helpers.js';
 import { type CliRun, runCli } from './run-cli.js';

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { lastValueFrom } from 'rxjs';
 import { StreamTrimmer, trimSafely } from 'nest-redis-streams';
-import { compareStreamIds } from '../../libs/nest-redis-streams/src/trim/stream-id.js';
+import { compareStreamIds } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { isAckedApproxFixed } from '../../libs/nest-redis-streams/src/trim/trim-features.js';
 import { unique, waitFor } from '../support/helpers.js';
 import { clientContext } from './client-fixture.js';

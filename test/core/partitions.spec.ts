@@ -15,7 +15,7 @@ import {
   partitionStream,
   partitionStreams,
 } from 'nest-redis-streams';
-import { slotOf } from '../../libs/nest-redis-streams/src/redis/slots.js';
+import { slotOf } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { pendingCount, redisUrl, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
 
 describe('partitioned streams and per-key ordering', () => {

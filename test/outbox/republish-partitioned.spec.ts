@@ -3,7 +3,7 @@ import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { concatMap, lastValueFrom } from 'rxjs';
 import { RedisStreamsClient, RedisStreamsContext, StreamRecord } from 'nest-redis-streams';
 import { Inbox, Outbox, OutboxRelay, type OutboxPublisher, reconcile } from 'nest-redis-streams/database';
-import { partitionStream } from '../../libs/nest-redis-streams/src/server/partitions.js';
+import { partitionStream } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { redisUrl, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
 import { pgKind, type TestDatabase, usePostgresServer } from '../inbox/support/databases.js';
 

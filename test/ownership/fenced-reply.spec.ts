@@ -2,7 +2,7 @@ import { Controller } from '@nestjs/common';
 import { Ctx, MessagePattern, Payload } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
 import { RequestTimeoutError, type RedisStreamsContext } from 'nest-redis-streams';
-import { partitionOwnerKey } from '../../libs/nest-redis-streams/src/ownership/ownership-keys.js';
+import { partitionOwnerKey } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
 import { clientContext } from '../client/client-fixture.js';
 import { pendingCount, redisClient, startMicroservice, unique, waitFor } from '../support/helpers.js';

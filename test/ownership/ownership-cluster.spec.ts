@@ -2,8 +2,7 @@ import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { Cluster } from 'ioredis';
 import { NonRetryableError, RedisStreamsContext, type RedisStreamsServer, partitionStream } from 'nest-redis-streams';
-import { partitionOwnerKey } from '../../libs/nest-redis-streams/src/ownership/ownership-keys.js';
-import { slotOf } from '../../libs/nest-redis-streams/src/redis/slots.js';
+import { partitionOwnerKey, slotOf } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { startMicroservice, unique, waitFor } from '../support/helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -9,7 +9,7 @@ import {
   partitionStream,
 } from 'nest-redis-streams';
 import { Registry } from 'prom-client';
-import { partitionOwnerKey } from '../../libs/nest-redis-streams/src/ownership/ownership-keys.js';
+import { partitionOwnerKey } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
 import { pendingCount, redisClient, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
 

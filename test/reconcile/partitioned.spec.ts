@@ -10,7 +10,7 @@ import {
   pgDatabase,
   reconcile,
 } from 'nest-redis-streams/database';
-import { partitionStream } from '../../libs/nest-redis-streams/src/server/partitions.js';
+import { partitionStream } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { redisUrl, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
 import { createDatabase, testPool, usePostgresServer } from '../inbox/support/databases.js';
 import { runCli } from '../cli/run-cli.js';

@@ -1,9 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern } from '@nestjs/microservices';
 import { type RedisStreamsContext, type RedisStreamsServer, type StreamHandlerOptions } from 'nest-redis-streams';
-import { trimAuditKey } from '../../libs/nest-redis-streams/src/recovery/trim-audit.js';
-import { slotOf } from '../../libs/nest-redis-streams/src/redis/slots.js';
-import { partitionStream } from '../../libs/nest-redis-streams/src/server/partitions.js';
+import { partitionStream, slotOf, trimAuditKey } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { pendingCount, readAll, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
 
 const ROUNDS = 10;

@@ -1,8 +1,8 @@
 // The dead-letter scripts run directly against a real Redis: park (owned, not owned, missing,
 // trimmed while held) and re-drive (bytes, escaping, target group, retry, tombstone).
 import { ENVELOPE, DeadLetterReason } from 'nest-redis-streams';
-import { deadLetterMetadata, escapedOriginalFields } from '../../libs/nest-redis-streams/src/recovery/dead-letter-record.js';
-import { REDRIVE_DEAD_LETTER } from '../../libs/nest-redis-streams/src/redis/lua/redrive-dead-letter.js';
+import { deadLetterMetadata, escapedOriginalFields } from '../../libs/nest-redis-streams/src/dead-letter/dead-letter-record.js';
+import { REDRIVE_DEAD_LETTER } from '../../libs/nest-redis-streams/src/dead-letter/redrive-dead-letter.js';
 import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
 import { redisClient, unique } from '../support/helpers.js';
 

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { type ScriptedRedis, withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
-import { compareEntryIds } from '../../libs/nest-redis-streams/src/trim/stream-id.js';
+import { compareEntryIds } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { trimAuditFieldArgs } from '../../libs/nest-redis-streams/src/recovery/trim-audit.js';
 import { probeTrimGap } from '../../libs/nest-redis-streams/src/redis/redis-features.js';
 import { fieldsToObject, redisUrl, unique } from '../support/helpers.js';

@@ -25,9 +25,6 @@ export const SERVER_DEFAULTS = {
   maxHandlerMs: 300_000,
 };
 
-/** Suffix of a stream's dead-letter stream when the handler names none. */
-export const DEAD_LETTER_SUFFIX = ':dlq';
-
 /** Field names of this library's envelope (wire format v1, see README "Wire format"). */
 export const ENVELOPE = {
   version: 'v',

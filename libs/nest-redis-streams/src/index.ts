@@ -3,12 +3,13 @@
 // `nest-redis-streams/database`, in package.json `exports`), so an app that only moves events does
 // not load the console's controllers or the SQL adapters.
 export * from './codec/index.js';
-export { DEAD_LETTER_SUFFIX, ENVELOPE, SERVER_DEFAULTS } from './constants.js';
+export { ENVELOPE, SERVER_DEFAULTS } from './constants.js';
+export { DEAD_LETTER_SUFFIX } from './keys/index.js';
 export * from './context/index.js';
 export * from './errors/index.js';
 export * from './events/index.js';
 export * from './interfaces/index.js';
-export * from './recovery/index.js';
+export * from './dead-letter/index.js';
 export * from './server/index.js';
 export * from './client/index.js';
 export * from './health/index.js';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { DeadLetterReason } from 'nest-redis-streams';
-import { splitDeadLetterFields } from '../../../libs/nest-redis-streams/src/recovery/dead-letter-record.js';
+import { splitDeadLetterFields } from '../../../libs/nest-redis-streams/src/dead-letter/dead-letter-record.js';
 import { type Expectation, ledgerKeys } from '../../workers/chaos-ledger.js';
 
 /** One entry of the dead-letter stream, mapped back to its ledger key. */

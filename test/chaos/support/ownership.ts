@@ -1,7 +1,7 @@
 // Shared steps of the ownership chaos specs (test/chaos/ownership-*.spec.ts).
 import type { Cluster, Redis } from 'ioredis';
 import { partitionStream, partitionStreams } from 'nest-redis-streams';
-import { partitionOwnerKey } from '../../../libs/nest-redis-streams/src/ownership/ownership-keys.js';
+import { partitionOwnerKey } from '../../../libs/nest-redis-streams/src/keys/index.js';
 import { ownershipLedger, parseRecord } from '../../workers/ownership-ledger.js';
 import { waitFor } from '../../support/helpers.js';
 import { ChaosProcess, type ChaosWorker } from './processes.js';

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { UsageError } from './usage.error.js';
+import { UsageError } from './errors/usage.error.js';
 
 /** Option specs in `node:util` parseArgs form. */
 export type OptionSpecs = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;

@@ -3,10 +3,11 @@ import type { Redis } from 'ioredis';
 import type { RedisConnectionOptions } from '../interfaces/connection-options.interface.js';
 import { connectOrExplain } from '../redis/connect.js';
 import { createRedisConnection } from '../redis/connection.factory.js';
-import { StreamOperations, type StreamOperationsOptions } from '../operations/stream-operations.js';
+import { StreamOperations } from '../operations/stream-operations.js';
+import type { StreamOperationsOptions } from '../operations/stream-operations-options.interface.js';
 import { type Parsed, stringOption } from './cli-args.js';
 import { type Output, STD_OUTPUT } from './output.js';
-import { UsageError } from './usage.error.js';
+import { UsageError } from './errors/usage.error.js';
 
 /** What a command runs with: the operations service, who acts, and where output goes (escaped). */
 export interface CliContext extends Output {

@@ -12,3 +12,11 @@ export const EXIT = {
 } as const;
 
 export const BIN = 'nest-redis-streams';
+
+/** The CLI's own figures. */
+export const CLI_DEFAULTS = {
+  /** Ids named in one line of output before "and N more". */
+  namedIds: 10,
+  /** How long the CLI waits for a PostgreSQL connection (`--database-url`). */
+  databaseConnectTimeoutMs: 10_000,
+};

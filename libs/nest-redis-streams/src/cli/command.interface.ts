@@ -1,6 +1,6 @@
 import type { CliContext } from './cli-context.js';
 import type { OptionSpecs, Parsed } from './cli-args.js';
-import type { StreamOperationsOptions } from '../operations/stream-operations.js';
+import type { StreamOperationsOptions } from '../operations/stream-operations-options.interface.js';
 
 /** One CLI command: its help, its options, and what it does. */
 export interface Command {

@@ -2,7 +2,8 @@ import { createRequire } from 'node:module';
 import { type PgPoolLike, pgDatabase } from '../database/adapters/pg.adapter.js';
 import type { SqlDatabase } from '../database/sql-database.interface.js';
 import { type Parsed, stringOption } from './cli-args.js';
-import { UsageError } from './usage.error.js';
+import { CLI_DEFAULTS } from './cli.constants.js';
+import { UsageError } from './errors/usage.error.js';
 
 /** What the CLI uses of node-postgres: a pool it can close. */
 interface PgModule {
@@ -22,7 +23,6 @@ export interface CliDatabase {
 }
 
 /** How long a command waits for PostgreSQL before saying it cannot reach it. */
-const CONNECT_TIMEOUT_MS = 10_000;
 
 export const PG_MISSING =
   'This command reads PostgreSQL through node-postgres, an optional peer dependency that is not installed: run "npm install pg".';
@@ -55,7 +55,7 @@ export function databaseUrlFrom(parsed: Parsed, env: NodeJS.ProcessEnv): string 
 
 /** Connects a one-connection pool and checks it answers, failing with where PostgreSQL was expected. */
 export async function openDatabase(url: string, pg: PgModule = loadPg()): Promise<CliDatabase> {
-  const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: CLI_DEFAULTS.databaseConnectTimeoutMs });
   // An idle connection the server ends (a restart) must not crash the command; the next query fails.
   pool.on('error', () => undefined);
   const where = withoutPassword(url);

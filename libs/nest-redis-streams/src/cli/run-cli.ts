@@ -1,4 +1,4 @@
-import { OperationError } from '../operations/operation.error.js';
+import { OperationError } from '../operations/errors/operation.error.js';
 import { parse } from './cli-args.js';
 import { aclFixFor, aclUserOf, explainAclError } from '../redis/acl-hint.js';
 import { connectionFrom, openContext } from './cli-context.js';
@@ -15,7 +15,7 @@ import { setidCommand } from './commands/setid.command.js';
 import { statusCommand } from './commands/status.command.js';
 import { trimCommand } from './commands/trim.command.js';
 import { escapeControls, STD_OUTPUT } from './output.js';
-import { UsageError } from './usage.error.js';
+import { UsageError } from './errors/usage.error.js';
 
 export const COMMANDS: Command[] = [
   statusCommand,

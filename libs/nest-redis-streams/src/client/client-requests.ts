@@ -4,7 +4,7 @@ import type { ReadPacket, WritePacket } from '@nestjs/microservices';
 import type { Redis } from 'ioredis';
 import type { ReplyPacket } from '../codec/reply.js';
 import { defaultConsumerName } from '../constants.js';
-import { replyStreamName } from '../reply-streams.js';
+import { replyStreamName } from '../keys/index.js';
 import type { ClientConnections } from './client-connections.js';
 import { CLIENT_MESSAGES } from './client.messages.js';
 import { ConsumerGroupCheck } from './consumer-group-check.js';

@@ -1,3 +1,4 @@
+import { REPLY_STREAM_INFIX } from '../keys/index.js';
 import type { StreamRetention } from '../trim/retention-options.interface.js';
 
 /** Defaults of `RedisStreamsClientOptions`, merged once in the client's constructor. */
@@ -11,7 +12,7 @@ export const CLIENT_DEFAULTS = {
   partitions: {} as Record<string, number>,
 };
 
-/** How a client keeps and reads its reply stream (named in ../reply-streams.ts). */
+/** How a client keeps and reads its reply stream (named in ../keys/reply-keys.ts). */
 export const REPLY_STREAM = {
   /**
    * A reply stream whose client died without close() expires after this long; a live client

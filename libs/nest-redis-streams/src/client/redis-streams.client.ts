@@ -3,7 +3,8 @@ import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microser
 import type { Redis } from 'ioredis';
 import { type Observable, catchError, throwError } from 'rxjs';
 import { type RedisStreamsEvents, RedisStreamsStatus } from '../events/redis-streams.events.js';
-import { probeCapabilities, probeKeyNear } from '../redis/capabilities.js';
+import { probeKeyNear } from '../keys/index.js';
+import { probeCapabilities } from '../redis/capabilities.js';
 import { watchStatus } from '../redis/connect.js';
 import { IdmpWriter, resolveIdempotentWrites } from '../redis/idmp.js';
 import { RetentionScheduler } from '../trim/retention-scheduler.js';

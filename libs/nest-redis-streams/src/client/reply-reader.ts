@@ -2,9 +2,9 @@ import type { Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { type ReplyPacket, decodeReply } from '../codec/reply.js';
 import type { PayloadDeserializer } from '../interfaces/payload-codec.interface.js';
-import { isConnectionClosedError } from '../redis/errors.js';
+import { isConnectionClosedError } from '../redis/errors/reply-errors.js';
 import { type StreamEntryReply, type XReadGroupReply, takeRows } from '../redis/replies.js';
-import { nextStreamId } from '../trim/stream-id.js';
+import { nextStreamId } from '../keys/index.js';
 import { REPLY_STREAM } from './client.constants.js';
 import { CLIENT_MESSAGES } from './client.messages.js';
 

@@ -1,4 +1,4 @@
-import { partitionOf, partitionStream } from '../server/partitions.js';
+import { partitionOf, partitionStream } from '../keys/index.js';
 import { resolveClientOptions } from './resolve-client-options.js';
 import { StreamRecord } from './stream-record.js';
 import { StreamRoutes } from './stream-routes.js';

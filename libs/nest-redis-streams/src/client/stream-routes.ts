@@ -1,4 +1,4 @@
-import { partitionOf, partitionStreams } from '../server/partitions.js';
+import { partitionOf, partitionStreams } from '../keys/index.js';
 import type { StreamRetention } from '../trim/retention-options.interface.js';
 import { xaddTrimArgs } from '../trim/retention.js';
 import type { ResolvedClientOptions } from './resolve-client-options.js';

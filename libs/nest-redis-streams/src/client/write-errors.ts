@@ -6,7 +6,7 @@ import { PayloadTooLargeError } from './errors/payload-too-large.error.js';
 import { PublishFailedError } from './errors/publish-failed.error.js';
 import { CLIENT_MESSAGES } from './client.messages.js';
 import { explainAclError } from '../redis/acl-hint.js';
-import { OfflineTimeoutError } from './xadd-batcher.js';
+import { OfflineTimeoutError } from './errors/offline-timeout.error.js';
 
 /** Where the failed write went and what bounded the wait, for the message. */
 export interface WriteContext {

@@ -1,5 +1,5 @@
 import { Cluster, type Redis } from 'ioredis';
-import { slotOf } from '../redis/slots.js';
+import { slotOf } from '../keys/index.js';
 import { XaddBatcher } from './xadd-batcher.js';
 
 /** The XADDs of one fake pipeline, and what each is answered: an id, or an Error to refuse it. */

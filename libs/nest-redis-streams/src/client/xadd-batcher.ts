@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { isCluster } from '../redis/connection.factory.js';
-import { slotOf } from '../redis/slots.js';
+import { slotOf } from '../keys/index.js';
+import { OfflineTimeoutError } from './errors/offline-timeout.error.js';
 import type { ClientWriteObserver } from './write-observer.interface.js';
 
 /** What one XADD came to: the entry id Redis gave it, or why it failed. */
@@ -12,11 +13,6 @@ export type XaddHead = ReadonlyArray<string | number>;
 /** Who waits for queued XADDs: told each one's outcome by its position in what it queued. */
 interface Waiter {
   settle(index: number, outcome: XaddOutcome): void;
-}
-
-/** Why a batch failed as a whole, so the caller can tell "not written" from "unknown". */
-export class OfflineTimeoutError extends Error {
-  override readonly name = 'OfflineTimeoutError';
 }
 
 /**

@@ -1,8 +1,9 @@
 import { Body, Controller, Get, Inject, Query, Req, UseGuards, UseInterceptors } from '@nestjs/common';
-import { OperationError } from '../operations/operation.error.js';
+import { groupHistoryKey } from '../keys/index.js';
+import { OperationError } from '../operations/errors/operation.error.js';
 import type { FieldPairs } from '../operations/entries.js';
 import type { StreamOperations } from '../operations/stream-operations.js';
-import type { DeadLetter } from '../recovery/dead-letter.service.js';
+import type { DeadLetter } from '../dead-letter/dead-letter.service.js';
 import { ConsoleAccessGuard, type ConsoleRequest } from './console-access.guard.js';
 import { ConsoleHeadersInterceptor } from './console-headers.interceptor.js';
 import {
@@ -24,7 +25,7 @@ import { ConsoleSession, ConsoleWrite } from './console-write.decorator.js';
 import { CONSOLE_DEFAULTS, CONSOLE_MESSAGES, CONSOLE_OPERATIONS, CONSOLE_OPTIONS } from './console.constants.js';
 import { CsrfToken } from './csrf-token.js';
 import { ConsoleConnection } from './console-connection.js';
-import { GroupHistory, HISTORY_DEFAULTS } from './group-history.js';
+import { GroupHistory } from './group-history.js';
 import { SharedRead } from './overview-cache.js';
 import { Post } from './post.decorator.js';
 import { RequestSignal } from './request-signal.decorator.js';
@@ -50,8 +51,8 @@ export class ConsoleApiController {
     connection: ConsoleConnection,
   ) {
     this.grafanaUrl = grafanaLink(options.grafanaUrl);
-    const sampleMs = options.historySampleMs ?? HISTORY_DEFAULTS.sampleMs;
-    this.history = new GroupHistory(connection.redis, `${ops.audit.stream}:history`, sampleMs);
+    const sampleMs = options.historySampleMs ?? CONSOLE_DEFAULTS.historySampleMs;
+    this.history = new GroupHistory(connection.redis, groupHistoryKey(ops.audit.stream), sampleMs);
     this.overviewCache = new SharedRead(
       async () => {
         const rows = await ops.overview();
@@ -101,7 +102,7 @@ export class ConsoleApiController {
   @Get('history')
   groupHistory() {
     return answer(async () => ({
-      sampleMs: this.options.historySampleMs ?? HISTORY_DEFAULTS.sampleMs,
+      sampleMs: this.options.historySampleMs ?? CONSOLE_DEFAULTS.historySampleMs,
       groups: await this.historyCache.get(),
     }));
   }

@@ -6,9 +6,9 @@ import {
   NotFoundException,
   ServiceUnavailableException,
 } from '@nestjs/common';
-import { AuditIncompleteError } from '../operations/audit-incomplete.error.js';
+import { AuditIncompleteError } from '../operations/errors/audit-incomplete.error.js';
 import { aclFixFor, explainAclError } from '../redis/acl-hint.js';
-import { OperationError } from '../operations/operation.error.js';
+import { OperationError } from '../operations/errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from '../operations/operations.messages.js';
 import type { CursorTarget } from '../operations/group-cursor.js';
 import { parseCount, parseStreamId, parseTime, requireName } from '../operations/stream-position.js';

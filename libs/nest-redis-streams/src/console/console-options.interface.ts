@@ -1,7 +1,7 @@
 import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
 import type { RedisConnectionOptions } from '../interfaces/connection-options.interface.js';
 import type { FieldPairs } from '../operations/entries.js';
-import type { StreamConfig } from '../operations/stream-operations.js';
+import type { StreamConfig } from '../operations/stream-operations-options.interface.js';
 
 /** What a request asks for: reading figures and payloads, or changing something. */
 export type ConsoleAccess = 'read' | 'write';

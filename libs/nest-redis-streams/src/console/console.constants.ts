@@ -7,11 +7,18 @@ export const CONSOLE_WRITE = 'nest-redis-streams:console-write';
 /** Metadata key marking the session handler. */
 export const CONSOLE_SESSION = 'nest-redis-streams:console-session';
 
+/** Defaults of `RedisStreamsConsoleOptions` and the console's own figures. */
 export const CONSOLE_DEFAULTS = {
   path: 'streams-console',
   refreshMs: 2_000,
   /** Header a write must carry with the session's CSRF token. */
   csrfHeader: 'x-nrs-csrf',
+  /** One chart sample per this many ms, whatever the number of viewers and replicas. */
+  historySampleMs: 30_000,
+  /** Chart samples kept (`MAXLEN ~`): an hour at the default period. */
+  historyMaxSamples: 120,
+  /** Groups in one sample (problem groups first, as the overview sorts them); the rest are not charted. */
+  historyMaxGroups: 200,
 };
 
 /**

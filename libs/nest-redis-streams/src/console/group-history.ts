@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { StreamOverview } from '../operations/overview.js';
+import { CONSOLE_DEFAULTS } from './console.constants.js';
 
 /**
  * One sample of a group: when, pending entries, lag (null when unknown), its dead letters, and
@@ -15,16 +16,6 @@ export interface GroupHistorySeries {
   points: HistoryPoint[];
 }
 
-/** How much history is kept, and how much one sample may hold. */
-export const HISTORY_DEFAULTS = {
-  /** One sample per this many ms, whatever the number of viewers and replicas. */
-  sampleMs: 30_000,
-  /** Samples kept (`MAXLEN ~`): an hour at the default period. */
-  maxSamples: 120,
-  /** Groups in one sample (problem groups first, as the overview sorts them); the rest are not charted. */
-  maxGroups: 200,
-};
-
 /**
  * A small history of every group's figures for the console's charts, kept in Redis so that every
  * replica shows the same: one stream entry per sampling period (a JSON array of the groups'
@@ -37,8 +28,8 @@ export class GroupHistory {
   constructor(
     private readonly redis: Redis,
     readonly key: string,
-    private readonly sampleMs: number = HISTORY_DEFAULTS.sampleMs,
-    private readonly maxSamples: number = HISTORY_DEFAULTS.maxSamples,
+    private readonly sampleMs: number = CONSOLE_DEFAULTS.historySampleMs,
+    private readonly maxSamples: number = CONSOLE_DEFAULTS.historyMaxSamples,
   ) {
     if (!Number.isSafeInteger(sampleMs) || sampleMs < 100)
       throw new Error(`historySampleMs must be a whole number of milliseconds, 100 or more; got ${String(sampleMs)}.`);
@@ -59,7 +50,7 @@ export class GroupHistory {
             g.entriesRead === null ? null : g.entriesRead - g.pending,
           ]),
       )
-      .slice(0, HISTORY_DEFAULTS.maxGroups);
+      .slice(0, CONSOLE_DEFAULTS.historyMaxGroups);
     const id = `${Math.floor(now / this.sampleMs) * this.sampleMs}-0`;
     try {
       await this.redis.xadd(this.key, 'MAXLEN', '~', this.maxSamples, id, 'at', String(now), 'groups', JSON.stringify(rows));

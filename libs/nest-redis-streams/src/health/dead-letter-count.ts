@@ -1,5 +1,5 @@
 import type { ChainableCommander } from 'ioredis';
-import { DLQ_FIELDS } from '../recovery/dead-letter-record.js';
+import { DLQ_FIELDS } from '../dead-letter/dead-letter-record.js';
 
 /**
  * KEYS[1] dead-letter stream; ARGV group, limit → {length, records of the group, or -1 when the

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { isNoGroupError } from '../redis/errors.js';
+import { isNoGroupError } from '../redis/errors/reply-errors.js';
 import { isCluster } from '../redis/connection.factory.js';
 import { streamCounters, trustedLag } from '../redis/group-lag.js';
 import { pairsToObject, type XPendingRow, type XPendingSummary } from '../redis/replies.js';

@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import { IDEMPOTENCY_KEY_PREFIX } from '../keys/index.js';
 import type { IdempotencyState, IdempotencyStore } from './idempotency-store.interface.js';
 
 const PROCESSING = 'processing';
@@ -15,7 +16,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
    */
   constructor(
     private readonly redis: Redis | Cluster,
-    private readonly prefix = 'nrs:idem:',
+    private readonly prefix = IDEMPOTENCY_KEY_PREFIX,
   ) {}
 
   async begin(key: string, processingTtlMs: number): Promise<IdempotencyState> {

@@ -5,7 +5,7 @@ import { readyCommands, statsTarget } from '../health/server-stats.js';
 import { sampleStreamStatsBatch, type SampledStreamStats } from '../health/stream-stats.js';
 import { withTimeout } from '../health/with-timeout.js';
 import { CAPABILITY_NAMES, type ServerCapabilities } from '../redis/capabilities.js';
-import { isConnectionClosedError } from '../redis/errors.js';
+import { isConnectionClosedError } from '../redis/errors/reply-errors.js';
 import type { RedisStreamsServer } from '../server/redis-streams.server.js';
 import type { StreamConsumer } from '../server/stream-consumer.js';
 import { clientWriteRecorder } from './client-recorder.js';

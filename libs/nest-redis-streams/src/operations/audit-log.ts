@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { LeanScript } from '../redis/lean-script.js';
-import { endBefore } from '../redis/stream-range.js';
+import { endBefore } from '../keys/index.js';
 
 /**
  * How far an audited write got. `done`: it ran, `ok` and `result` say how it went. `started`: its

@@ -1,6 +1,6 @@
-import { AuditIncompleteError } from './audit-incomplete.error.js';
+import { AuditIncompleteError } from './errors/audit-incomplete.error.js';
 import type { AuditIntent, AuditLog } from './audit-log.js';
-import { OperationError } from './operation.error.js';
+import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));

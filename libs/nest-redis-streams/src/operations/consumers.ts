@@ -1,11 +1,11 @@
 import type { Redis } from 'ioredis';
-import { groupMembersKey } from '../ownership/ownership-keys.js';
-import { isNoGroupError } from '../redis/errors.js';
+import { groupMembersKey, partitionOfKey } from '../keys/index.js';
+import { isNoGroupError } from '../redis/errors/reply-errors.js';
 import { type XPendingRow, pairsToObject } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import { OperationError } from './operation.error.js';
+import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
-import { partitionOfKey, redisNow } from './ownership.js';
+import { redisNow } from './ownership.js';
 
 /**
  * What a consumer's liveness was judged by. `heartbeat`: the library's own (under `ownership:

@@ -1,6 +1,6 @@
-import { DeadLetterReason } from '../dead-letter-reason.js';
-import type { DeadLetter, DeadLetterService } from '../recovery/dead-letter.service.js';
-import { OperationError } from './operation.error.js';
+import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
+import type { DeadLetter, DeadLetterService } from '../dead-letter/dead-letter.service.js';
+import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 
 /** Which dead letters an operation applies to; an empty filter matches all. */

@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
-import { isNoGroupError } from '../redis/errors.js';
+import { isNoGroupError } from '../redis/errors/reply-errors.js';
 import type { XPendingRow } from '../redis/replies.js';
 import { type HandlerErrorRecord, readHandlerErrors } from '../recovery/handler-errors.js';
-import { startAfter } from '../redis/stream-range.js';
-import { OperationError } from './operation.error.js';
+import { startAfter } from '../keys/index.js';
+import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import { MAX_SEQ, idTime } from './stream-position.js';
 

@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
-import { DeadLetterReason } from '../dead-letter-reason.js';
-import { deadLetterMetadata } from '../recovery/dead-letter-record.js';
-import { isNoGroupError } from '../redis/errors.js';
+import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
+import { deadLetterMetadata } from '../dead-letter/dead-letter-record.js';
+import { isNoGroupError } from '../redis/errors/reply-errors.js';
 import type { XPendingRow } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import { OperationError } from './operation.error.js';
+import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 
 /** The error class written on an entry an operator sent to the dead-letter stream. */

@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
-import { isNoGroupError } from '../redis/errors.js';
+import { isNoGroupError } from '../redis/errors/reply-errors.js';
 import { pairsToObject } from '../redis/replies.js';
-import { compareStreamIds } from '../trim/stream-id.js';
+import { compareStreamIds } from '../keys/index.js';
 import { type ConsumerInfo, listConsumers } from './consumers.js';
-import { OperationError } from './operation.error.js';
+import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import { idBeforeTime, idTime, MAX_SEQ, parseStreamId, parseTime } from './stream-position.js';
 

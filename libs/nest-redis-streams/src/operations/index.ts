@@ -1,12 +1,12 @@
-export * from './audit-incomplete.error.js';
+export * from './errors/index.js';
 export * from './audit-log.js';
 export type { ConsumerInfo } from './consumers.js';
 export { TOMBSTONE_REASONS, type DeadLetterFilter, type FilteredPage, type RedriveReport } from './dead-letters.js';
 export type { FieldPairs, Page, PendingEntry, StreamEntry } from './entries.js';
 export { PARKED_BY_OPERATOR } from './entry-actions.js';
 export type { CursorPreview, CursorTarget } from './group-cursor.js';
-export * from './operation.error.js';
 export { OPERATIONS_DEFAULTS } from './operations.constants.js';
 export type { GroupBadge, GroupOverview, StreamOverview, StreamSetting } from './overview.js';
 export type { GroupOwner, GroupOwnership, OwnershipMember, PartitionOwnerRow } from './ownership.js';
 export * from './stream-operations.js';
+export type * from './stream-operations-options.interface.js';

@@ -1,7 +1,9 @@
+import { DEFAULT_AUDIT_STREAM } from '../keys/index.js';
+
 /** Defaults of the operations layer shared by the console and the CLI. */
 export const OPERATIONS_DEFAULTS = {
   /** Audit stream of every write made through the console or the CLI. */
-  auditStream: 'nrs:console:audit',
+  auditStream: DEFAULT_AUDIT_STREAM,
   /** The audit stream keeps about this many writes (`MAXLEN ~`); refusals never count. */
   auditMaxLen: 10_000,
   /** The refused requests' stream (`<auditStream>:refused`) keeps about this many records. */

@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
-import { groupMembersKey, partitionOwnerKey } from '../ownership/ownership-keys.js';
-import { partitionStream } from '../server/partitions.js';
-import { OperationError } from './operation.error.js';
+import { groupMembersKey, partitionOfKey, partitionOwnerKey, partitionStream } from '../keys/index.js';
+import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_DEFAULTS } from './operations.constants.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 
@@ -46,16 +45,6 @@ export type GroupOwner = Omit<PartitionOwnerRow, 'partition' | 'stream'>;
 
 /** How many partitions are probed per round trip when their number is not given. */
 const PROBE_BATCH = 16;
-
-/**
- * The logical stream of a partition stream key (`orders:{orders:3}` → `orders`, 3); null for a
- * key that is not one (see `partitionStream`).
- */
-export function partitionOfKey(key: string): { stream: string; partition: number } | null {
-  const match = /^(.*):\{([^{}]*):(\d+)\}$/.exec(key);
-  if (!match || match[1].replace(/[{}]/g, '') !== match[2]) return null;
-  return { stream: match[1], partition: Number(match[3]) };
-}
 
 type OwnerHash = [owner: string | null, gen: string | null, until: string | null];
 

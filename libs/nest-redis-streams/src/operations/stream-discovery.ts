@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { DEAD_LETTER_SUFFIX } from '../constants.js';
+import { isDeadLetterStream } from '../keys/index.js';
 import { isCluster } from '../redis/connection.factory.js';
 import { pairsToObject } from '../redis/replies.js';
 import { OPERATIONS_DEFAULTS } from './operations.constants.js';
@@ -31,7 +31,7 @@ export async function scanStreams(redis: Redis, exclude: readonly string[] = [])
       cursor = next;
     } while (cursor !== '0');
   }
-  return [...found].filter((key) => !key.endsWith(DEAD_LETTER_SUFFIX) && !exclude.includes(key)).sort();
+  return [...found].filter((key) => !isDeadLetterStream(key) && !exclude.includes(key)).sort();
 }
 
 /**

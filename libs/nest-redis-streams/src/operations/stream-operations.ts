@@ -1,13 +1,8 @@
 import type { Redis } from 'ioredis';
-import { DEAD_LETTER_SUFFIX } from '../constants.js';
-import { InvalidOptionsError } from '../errors/invalid-options.error.js';
-import { HEALTH_DEFAULTS } from '../health/health.constants.js';
-import { MESSAGES } from '../messages.js';
-import { DeadLetterService, type DeadLetter, type DeadLetterTally } from '../recovery/dead-letter.service.js';
-import { isCluster } from '../redis/connection.factory.js';
-import { type CapabilitySummary, probeCapabilities, probeKeyNear, summarizeCapabilities } from '../redis/capabilities.js';
+import { DeadLetterService, type DeadLetter, type DeadLetterTally } from '../dead-letter/dead-letter.service.js';
+import { auditRefusalStream, partitionStream, probeKeyNear } from '../keys/index.js';
+import { type CapabilitySummary, probeCapabilities, summarizeCapabilities } from '../redis/capabilities.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
-import { partitionStream } from '../server/partitions.js';
 import type { TrimTarget } from '../trim/retention-options.interface.js';
 import { type SafeTrimResult, trimSafely } from '../trim/trim-safely.js';
 import { type AuditIntent, AuditLog, type AuditRecord } from './audit-log.js';
@@ -24,53 +19,13 @@ import {
 import { type Page, type PendingEntry, type StreamEntry, readEntry, readEntryPage, readPendingPage } from './entries.js';
 import { ackEntry, claimEntry, parkEntry } from './entry-actions.js';
 import { type CursorPreview, type CursorTarget, previewGroupCursor, setGroupCursor } from './group-cursor.js';
-import { OperationError } from './operation.error.js';
+import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_DEFAULTS } from './operations.constants.js';
-import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import { type StreamOverview, type StreamSetting, readOverview } from './overview.js';
 import { type GroupOwnership, readOwnership } from './ownership.js';
-import { scanStreams } from './stream-discovery.js';
-
-/** A stream the operator names, with what Redis cannot tell about it. */
-export interface StreamConfig {
-  stream: string;
-  /** @default `<stream>:dlq` (`{<stream>}:dlq` on a cluster) */
-  deadLetterStream?: string;
-  /** Shown beside the length: the retention its producers use. */
-  retention?: TrimTarget;
-  /** No write actions on this stream (the console answers 405). @default false */
-  readOnly?: boolean;
-}
-
-/** Options of `StreamOperations`; every figure has a default in `OPERATIONS_DEFAULTS`. */
-export interface StreamOperationsOptions {
-  /** The streams to show and act on; without it, every stream with consumer groups (SCAN). */
-  streams?: Array<string | StreamConfig>;
-  /** Stream of the writes; refused requests go to `<auditStream>:refused`. @default 'nrs:console:audit' */
-  auditStream?: string;
-  /** About how many writes the audit stream keeps (`MAXLEN ~`); refusals never push one out. @default 10000 */
-  auditMaxLen?: number;
-  /** About how many refused requests `<auditStream>:refused` keeps (`MAXLEN ~`). @default 1000 */
-  auditRefusalsMaxLen?: number;
-  /** @default 60000 */
-  stalledAfterMs?: number;
-  /** @default 30000 */
-  activeConsumerMs?: number;
-  /** Pending rows sampled per group for the overview's oldest idle time. @default 10 */
-  idleSampleSize?: number;
-  /** @default 10000 */
-  scanLimit?: number;
-  /** How long a SCAN of the keyspace for streams is reused. @default 30000 */
-  discoveryTtlMs?: number;
-}
-
-/** A page of a range of a stream or PEL. */
-export interface RangeOptions {
-  after?: string;
-  from?: number;
-  to?: number;
-  count?: number;
-}
+import { type ResolvedOperationsOptions, resolveOperationsOptions } from './resolve-operations-options.js';
+import { ServedStreams, explainWrongType } from './served-streams.js';
+import type { RangeOptions, StreamOperationsOptions } from './stream-operations-options.interface.js';
 
 /**
  * The one service behind the console and the CLI: every figure and action on streams, groups,
@@ -85,40 +40,25 @@ export class StreamOperations {
   readonly deadLetters: DeadLetterService;
   readonly audit: AuditLog;
   private readonly scripted: ScriptedRedis;
-  private readonly configured: Map<string, StreamSetting> | null;
-  private discovered: { at: number; streams: Promise<string[]> } | null = null;
+  private readonly servedStreams: ServedStreams;
   private capabilityProbe: Promise<CapabilitySummary> | null = null;
-  private readonly o: Required<Omit<StreamOperationsOptions, 'streams'>>;
+  private readonly o: ResolvedOperationsOptions;
 
   constructor(
     private readonly redis: Redis,
     options: StreamOperationsOptions = {},
   ) {
-    this.o = {
-      auditStream: options.auditStream ?? OPERATIONS_DEFAULTS.auditStream,
-      auditMaxLen: options.auditMaxLen ?? OPERATIONS_DEFAULTS.auditMaxLen,
-      auditRefusalsMaxLen: options.auditRefusalsMaxLen ?? OPERATIONS_DEFAULTS.auditRefusalsMaxLen,
-      stalledAfterMs: options.stalledAfterMs ?? OPERATIONS_DEFAULTS.stalledAfterMs,
-      activeConsumerMs: options.activeConsumerMs ?? OPERATIONS_DEFAULTS.activeConsumerMs,
-      idleSampleSize: options.idleSampleSize ?? Math.min(10, HEALTH_DEFAULTS.idleSampleSize),
-      scanLimit: options.scanLimit ?? OPERATIONS_DEFAULTS.scanLimit,
-      discoveryTtlMs: options.discoveryTtlMs ?? 30_000,
-    };
-    // Checked here: the outcome script trims after it wrote, so a bad cap would fail it half done.
-    for (const key of ['auditMaxLen', 'auditRefusalsMaxLen'] as const) {
-      const value = this.o[key];
-      if (!Number.isSafeInteger(value) || value < 1)
-        throw new InvalidOptionsError(MESSAGES.positiveInteger(key, value, ' (console and CLI audit)'));
-    }
+    this.o = resolveOperationsOptions(options);
     this.scripted = withStreamScripts(redis);
     this.deadLetters = new DeadLetterService(redis);
     this.audit = new AuditLog(redis, {
       stream: this.o.auditStream,
       maxLen: this.o.auditMaxLen,
-      refusalStream: `${this.o.auditStream}:refused`,
+      refusalStream: auditRefusalStream(this.o.auditStream),
       refusalMaxLen: this.o.auditRefusalsMaxLen,
     });
-    this.configured = options.streams ? new Map(options.streams.map((s) => this.toSetting(s)).map((s) => [s.stream, s])) : null;
+    const auditStreams = [this.audit.stream, this.audit.refusalStream];
+    this.servedStreams = new ServedStreams(redis, options.streams, auditStreams, this.o.discoveryTtlMs);
   }
 
   /**
@@ -126,12 +66,7 @@ export class StreamOperations {
    * checks nothing: `served` does.
    */
   setting(stream: string): StreamSetting {
-    if (this.configured) {
-      const found = this.configured.get(stream);
-      if (!found) throw new OperationError('not-found', `Stream "${stream}" is not one of the configured streams.`);
-      return found;
-    }
-    return this.toSetting(stream);
+    return this.servedStreams.setting(stream);
   }
 
   /**
@@ -139,28 +74,13 @@ export class StreamOperations {
    * list, a stream the overview lists (a stream with consumer groups, neither a dead-letter nor an
    * audit stream), checked in Redis on every call. Anything else is refused as not found.
    */
-  async served(stream: string): Promise<StreamSetting> {
-    if (this.configured) return this.setting(stream);
-    const excluded = stream.endsWith(DEAD_LETTER_SUFFIX) || [this.audit.stream, this.audit.refusalStream].includes(stream);
-    if (!excluded) {
-      const groups = (await this.redis
-        .xinfo('GROUPS', stream)
-        .catch((err) => (/no such key/i.test(String(err)) ? [] : this.explainWrongType(err, stream)))) as unknown[];
-      if (groups.length > 0) return this.toSetting(stream);
-    }
-    throw new OperationError('not-found', OPERATIONS_MESSAGES.notServed(stream));
+  served(stream: string): Promise<StreamSetting> {
+    return this.servedStreams.served(stream);
   }
 
   /** The configured streams, or every stream found by SCAN (reused for `discoveryTtlMs`). */
-  async streams(): Promise<StreamSetting[]> {
-    if (this.configured) return [...this.configured.values()];
-    const now = Date.now();
-    if (!this.discovered || now - this.discovered.at > this.o.discoveryTtlMs) {
-      const streams = scanStreams(this.redis, [this.audit.stream, this.audit.refusalStream]);
-      this.discovered = { at: now, streams };
-      streams.catch(() => (this.discovered = null));
-    }
-    return (await this.discovered.streams).map((s) => this.toSetting(s));
+  streams(): Promise<StreamSetting[]> {
+    return this.servedStreams.list();
   }
 
   /**
@@ -178,7 +98,7 @@ export class StreamOperations {
   /** Every stream with its groups' figures and badges; streams without groups only when configured. */
   async overview(): Promise<StreamOverview[]> {
     const rows = await readOverview(this.redis, await this.streams(), this.o);
-    return this.configured ? rows : rows.filter((r) => r.groups.length > 0);
+    return this.servedStreams.isConfigured ? rows : rows.filter((r) => r.groups.length > 0);
   }
 
   pending(stream: string, group: string, range: RangeOptions & { consumer?: string } = {}): Promise<Page<PendingEntry>> {
@@ -326,7 +246,7 @@ export class StreamOperations {
   /** A read of a served stream; a key of another type answers not found, naming it. */
   private async read<T>(stream: string, run: (setting: StreamSetting) => Promise<T>): Promise<T> {
     const setting = await this.served(stream);
-    return run(setting).catch((err) => this.explainWrongType(err, stream, setting.deadLetterStream));
+    return run(setting).catch((err) => explainWrongType(this.redis, err, stream, setting.deadLetterStream));
   }
 
   /** A write under the audit (see `auditedWrite`); a key of another type is refused, naming it. */
@@ -344,27 +264,7 @@ export class StreamOperations {
       this.audit,
       intent,
       () => this.served(stream),
-      (setting) => run(setting).catch((err) => this.explainWrongType(err, stream, setting.deadLetterStream)),
+      (setting) => run(setting).catch((err) => explainWrongType(this.redis, err, stream, setting.deadLetterStream)),
     );
-  }
-
-  /** A WRONGTYPE refusal names the first of `keys` (the stream, its dead-letter stream) that is not a stream. */
-  private async explainWrongType(err: unknown, ...keys: string[]): Promise<never> {
-    if (!(err instanceof Error) || !err.message.startsWith('WRONGTYPE')) throw err;
-    for (const key of keys) {
-      const type = await this.redis.type(key).catch(() => 'value of another type');
-      if (type !== 'stream' && type !== 'none') throw new OperationError('not-found', OPERATIONS_MESSAGES.notAStream(key, type));
-    }
-    throw err;
-  }
-
-  private toSetting(config: string | StreamConfig): StreamSetting {
-    const c = typeof config === 'string' ? { stream: config } : config;
-    return {
-      stream: c.stream,
-      deadLetterStream: c.deadLetterStream ?? DeadLetterService.streamFor(c.stream, isCluster(this.redis)),
-      retention: c.retention,
-      readOnly: c.readOnly ?? false,
-    };
   }
 }

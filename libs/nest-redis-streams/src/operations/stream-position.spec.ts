@@ -1,4 +1,4 @@
-import { OperationError } from './operation.error.js';
+import { OperationError } from './errors/operation.error.js';
 import { parseStreamId, parseTime } from './stream-position.js';
 
 const refused = (fn: () => unknown) => {

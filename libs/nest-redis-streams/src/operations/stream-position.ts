@@ -1,5 +1,5 @@
-import { MAX_ID_PART } from '../redis/stream-range.js';
-import { OperationError } from './operation.error.js';
+import { MAX_ID_PART } from '../keys/index.js';
+import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 
 const ID = /^(\d{1,20})(?:-(\d{1,20}))?$/;

@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { hasHashTag } from '../redis/slots.js';
+import { handlerErrorsKey } from '../keys/index.js';
 
 /**
  * The last handler errors of a group's entries, for the console's "why is this pending": a stream
@@ -24,11 +24,6 @@ export interface HandlerErrorRecord {
   deliveries: number;
   errorClass: string;
   message: string;
-}
-
-/** The errors stream of `group` on `stream`: `{<stream>}:nrs-errors:<group>` (or beside its own hash tag). */
-export function handlerErrorsKey(stream: string, group: string): string {
-  return hasHashTag(stream) ? `${stream}:nrs-errors:${group}` : `{${stream.replace(/[{}]/g, '')}}:nrs-errors:${group}`;
 }
 
 /** Appends one failure (XADD MAXLEN ~ and PEXPIRE, one round trip); the caller decides what a failure to record means. */

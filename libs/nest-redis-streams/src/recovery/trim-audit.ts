@@ -1,10 +1,10 @@
 import type { Logger } from '@nestjs/common';
 import type { TransportEvents } from '../events/transport-events.js';
+import { legacyTrimAuditKey, slotOf, trimAuditKey } from '../keys/index.js';
 import { isCluster } from '../redis/connection.factory.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import { hasHashTag, slotOf } from '../redis/slots.js';
 import type { RecoveryTarget } from './recovery-target.interface.js';
-import { DLQ_FIELDS, DeadLetterReason } from './dead-letter-record.js';
+import { DLQ_FIELDS, DeadLetterReason } from '../dead-letter/dead-letter-record.js';
 import { RECOVERY_MESSAGES } from './recovery.messages.js';
 
 /**
@@ -24,20 +24,6 @@ export const trimAuditFieldArgs: readonly string[] = [
   DeadLetterReason.TRIMMED_UNDELIVERED,
 ];
 
-/** Suffix of the hash remembering which losses of a stream were reported, per group. */
-const AUDIT_SUFFIX = ':trim-audit';
-
-/**
- * The audit hash of a stream: `<stream>:trim-audit`, or `{<stream>}:trim-audit` for a stream
- * without a hash tag, so that it always hashes to the stream's slot (the audit script touches
- * the stream, its dead-letter stream and this hash, and a script's keys must share a slot). Per
- * source stream, not per dead-letter stream: streams and partitions that shared a dead-letter
- * stream overwrote each other's counters and wrote the same loss again every round.
- */
-export function trimAuditKey(stream: string): string {
-  return hasHashTag(stream) ? `${stream}${AUDIT_SUFFIX}` : `{${stream}}${AUDIT_SUFFIX}`;
-}
-
 /**
  * The hash earlier versions kept beside the dead-letter stream. Read once per stream and group
  * by the script: a group audited there before had its losses reported already, so the audit
@@ -46,7 +32,7 @@ export function trimAuditKey(stream: string): string {
  * place, which the script reads as "no old state".
  */
 function legacyAuditKey(redis: ScriptedRedis, stream: string, dlq: string, auditKey: string): string {
-  const legacy = `${dlq}${AUDIT_SUFFIX}`;
+  const legacy = legacyTrimAuditKey(dlq);
   return !isCluster(redis) || slotOf(legacy) === slotOf(stream) ? legacy : auditKey;
 }
 

@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { slotOf } from './slots.js';
+import { CAPABILITY_PROBE_NAME, DEFAULT_PROBE_KEY, probeKeyCandidate, slotOf } from '../keys/index.js';
 
 /** A yes/no of one capability, and how it was found. */
 export type Detection = 'probe' | 'command-docs' | 'refused';
@@ -113,15 +113,7 @@ export const CAPABILITY_MESSAGES = {
     `Upgrade to ${node.patchFloor.floor} or a later release.`,
 } as const;
 
-const PROBE_GROUP = 'nrs-capability-probe';
-
-/** The probe key when the caller names none. */
-export const DEFAULT_PROBE_KEY = 'nrs:capability-probe';
-
-/** A probe key next to `stream`, covered by the ACL key patterns that cover the stream. */
-export function probeKeyNear(stream: string): string {
-  return `${stream}:${PROBE_GROUP}`;
-}
+const PROBE_GROUP = CAPABILITY_PROBE_NAME;
 
 /**
  * Probes every node once: on a Cluster each master (a rolling upgrade can mix versions), on a
@@ -153,7 +145,7 @@ function probeKeyFor(cluster: Cluster, node: Redis, keyBase: string): string {
   const address = `${node.options.host}:${node.options.port}`;
   const slots = cluster.slots;
   for (let i = 0; i < 100_000; i++) {
-    const key = `${keyBase}:{${i}}`;
+    const key = probeKeyCandidate(keyBase, i);
     if (slots[slotOf(key)]?.[0] === address) return key;
   }
   return keyBase;

@@ -1,4 +1,4 @@
-import { compareStreamIds } from '../trim/stream-id.js';
+import { compareStreamIds } from '../keys/index.js';
 
 /** What XINFO GROUPS says about one group. */
 export interface GroupCounters {

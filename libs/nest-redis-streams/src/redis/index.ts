@@ -1,6 +1,5 @@
 export * from './connection.factory.js';
-export * from './errors.js';
+export * from './errors/reply-errors.js';
 export * from './replies.js';
 export * from './scripts.js';
 export * from './connect.js';
-export * from './slots.js';

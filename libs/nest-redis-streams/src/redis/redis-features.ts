@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import { FEATURE_PROBE_KEY } from '../keys/index.js';
 import { UnsupportedRedisError } from './errors/unsupported-redis.error.js';
 
 /** What the connected Redis offers to the transport, found once when it starts listening. */
@@ -97,7 +98,7 @@ export function decideRedisFeatures(version: string, hasXautoclaim: boolean | nu
  * a message naming the minimum version instead of a Lua or syntax error from deep inside.
  * @throws UnsupportedRedisError as `decideRedisFeatures`; errors of the connection itself.
  */
-export async function probeRedisFeatures(redis: Redis | Cluster, probeKey = 'nrs:probe'): Promise<ProbedRedisFeatures> {
+export async function probeRedisFeatures(redis: Redis | Cluster, probeKey = FEATURE_PROBE_KEY): Promise<ProbedRedisFeatures> {
   const info = await redis.info('server');
   const version = /^redis_version:(.+)$/m.exec(info)?.[1]?.trim() ?? '';
   let hasXautoclaim: boolean | null;

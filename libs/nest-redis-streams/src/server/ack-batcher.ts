@@ -1,7 +1,7 @@
 import { FENCED, type Fenced, ackIfOwned } from '../ownership/fenced-writes.js';
 import type { PartitionFence } from '../ownership/partition-fence.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import { compareEntryIds } from '../trim/stream-id.js';
+import { compareEntryIds } from '../keys/index.js';
 
 /** Largest number of ids sent in one ack script call. */
 const MAX_IDS_PER_FLUSH = 1000;

@@ -1,7 +1,7 @@
 import { isObservable, lastValueFrom } from 'rxjs';
 import { decodeScanned, type DecodedEntry, scanEntry } from '../codec/envelope.js';
 import { RedisStreamsContext } from '../context/redis-streams.context.js';
-import { DeadLetterReason } from '../dead-letter-reason.js';
+import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
 import { UndecodableEntryError } from '../errors/undecodable-entry.error.js';
 import { runInTraceContext } from '../tracing/trace-context.js';
 import type { AckBatcher } from './ack-batcher.js';

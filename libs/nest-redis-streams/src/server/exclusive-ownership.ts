@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { TransportEvents } from '../events/transport-events.js';
-import { groupMembersKey } from '../ownership/ownership-keys.js';
+import { groupMembersKey } from '../keys/index.js';
 import { OwnershipCoordinator } from '../ownership/ownership-coordinator.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import type { HandlerRegistration } from './handler-registry.js';

@@ -1,4 +1,4 @@
-import { DeadLetterReason } from '../dead-letter-reason.js';
+import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
 import { EventInProgressError } from '../errors/event-in-progress.error.js';
 import { NonRetryableError } from '../errors/non-retryable.error.js';
 import { TransportEvents } from '../events/transport-events.js';

@@ -1,8 +1,8 @@
-import { DeadLetterReason } from '../dead-letter-reason.js';
+import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
 import { isDeferral } from '../errors/event-in-progress.error.js';
 import { isNonRetryable } from '../errors/non-retryable.error.js';
 import type { EntryRef } from '../events/transport-events.js';
-import { deadLetterMetadata, describeError, escapedOriginalFields } from '../recovery/dead-letter-record.js';
+import { deadLetterMetadata, describeError, escapedOriginalFields } from '../dead-letter/dead-letter-record.js';
 import { FENCED, claimIfOwned, deadLetterIfOwned } from '../ownership/fenced-writes.js';
 import { recordHandlerError } from '../recovery/handler-errors.js';
 import type { PartitionFence } from '../ownership/partition-fence.js';

@@ -2,7 +2,7 @@ import type { MessageHandler } from '@nestjs/microservices';
 import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.interface.js';
 import { MESSAGES } from '../messages.js';
-import { partitionStreams } from './partitions.js';
+import { partitionStreams } from '../keys/index.js';
 import { type ResolvedServerOptions, optionsForPartition, resolveHandlerOptions } from './resolve-options.js';
 import { streamNameOf } from './stream-pattern.js';
 import type { ResolvedHandlerOptions, StreamSubscription } from './stream-subscription.js';

@@ -1,8 +1,8 @@
 import type { Logger } from '@nestjs/common';
-import { type ServerCapabilities, probeKeyNear, reportCapabilities } from '../redis/capabilities.js';
+import { probeKeyNear, trimAuditKey } from '../keys/index.js';
+import { type ServerCapabilities, reportCapabilities } from '../redis/capabilities.js';
 import { type ProbedRedisFeatures, probeRedisFeatures } from '../redis/redis-features.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import { trimAuditKey } from '../recovery/trim-audit.js';
 
 /** What the server learns of its Redis once per listen(), probing next to `firstStream`. */
 export async function probeAtListen(

@@ -1,11 +1,9 @@
 import { SERVER_DEFAULTS, defaultConsumerName } from '../constants.js';
-import { defaultDeadLetterStream } from '../recovery/dead-letter-stream-name.js';
 import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import type { RedisStreamsServerOptions } from '../interfaces/server-options.interface.js';
 import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.interface.js';
 import { MESSAGES } from '../messages.js';
-import { replyStreamPrefix } from '../reply-streams.js';
-import { slotOf } from '../redis/slots.js';
+import { defaultDeadLetterStream, replyStreamPrefix, slotOf } from '../keys/index.js';
 import { BATCH_MESSAGES } from './batch/batch.messages.js';
 import { batchPrefetch, resolveBatch } from './batch/resolve-batch.js';
 import type { ResolvedHandlerOptions } from './stream-subscription.js';

@@ -1,4 +1,4 @@
-import { REPLY_STREAM_INFIX } from '../reply-streams.js';
+import { REPLY_STREAM_INFIX } from '../keys/index.js';
 
 /** Log lines and errors of the consumer pipeline: full sentences naming the stream, the entry and the fix. */
 export const SERVER_MESSAGES = {

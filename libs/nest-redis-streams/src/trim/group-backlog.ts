@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { streamCounters, trustedLag } from '../redis/group-lag.js';
 import { type XPendingSummary, pairsToObject } from '../redis/replies.js';
-import { minStreamId, nextStreamId } from './stream-id.js';
+import { minStreamId, nextStreamId } from '../keys/index.js';
 
 /** What one consumer group of a stream still needs. */
 export interface GroupBacklog {

@@ -1,6 +1,6 @@
 import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import type { StreamRetention } from './retention-options.interface.js';
-import { streamIdForAge } from './stream-id.js';
+import { streamIdForAge } from '../keys/index.js';
 import { TRIM_MESSAGES } from './trim.messages.js';
 
 /**

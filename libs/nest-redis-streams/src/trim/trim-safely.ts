@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import { type GroupBacklog, readGroupBacklogs, safeFloor } from './group-backlog.js';
 import type { TrimTarget } from './retention-options.interface.js';
-import { minStreamId, streamIdForAge } from './stream-id.js';
+import { minStreamId, streamIdForAge } from '../keys/index.js';
 import { type TrimFeatures, detectTrimFeatures } from './trim-features.js';
 import { TRIM_MESSAGES } from './trim.messages.js';
 

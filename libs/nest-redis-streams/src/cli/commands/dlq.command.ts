@@ -1,4 +1,4 @@
-import type { DeadLetter } from '../../recovery/dead-letter.service.js';
+import type { DeadLetter } from '../../dead-letter/dead-letter.service.js';
 import { parseStreamId } from '../../operations/stream-position.js';
 import { intOption, positionals, stringOption, type Parsed } from '../cli-args.js';
 import type { CliContext } from '../cli-context.js';
@@ -6,7 +6,7 @@ import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
 import { escapeControls, printable } from '../output.js';
 import { formatTable } from '../table.js';
-import { UsageError } from '../usage.error.js';
+import { UsageError } from '../errors/usage.error.js';
 
 const ACTIONS = ['list', 'show', 'redrive', 'discard'];
 

@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { CAPABILITY_MESSAGES, type NodeCapabilities, combine } from '../../redis/capabilities.js';
-import { slotOf } from '../../redis/slots.js';
+import { deadLetterSourceStream, slotOf } from '../../keys/index.js';
 
 /** One finding of `doctor`: a problem makes it exit non-zero. */
 export interface Finding {
@@ -279,7 +279,7 @@ export async function checkAcl(node: Redis, role: Role, key: string): Promise<Fi
 export function checkHashTags(streams: readonly string[], deadLetterStreams: readonly string[]): Finding[] {
   const findings: Finding[] = [];
   for (const dlq of deadLetterStreams) {
-    const stream = dlq.replace(/:dlq$/, '').replace(/^\{(.*)\}$/, '$1');
+    const stream = deadLetterSourceStream(dlq);
     if (streams.includes(stream) && slotOf(stream) !== slotOf(dlq))
       findings.push({
         check: 'hash-tags',

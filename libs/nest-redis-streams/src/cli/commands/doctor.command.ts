@@ -1,12 +1,12 @@
 import type { Cluster } from 'ioredis';
-import { DEAD_LETTER_SUFFIX } from '../../constants.js';
-import { type CapabilitySummary, probeCapabilities, probeKeyNear, summarizeCapabilities } from '../../redis/capabilities.js';
+import { isDeadLetterStream, probeKeyNear } from '../../keys/index.js';
+import { type CapabilitySummary, probeCapabilities, summarizeCapabilities } from '../../redis/capabilities.js';
 import { type Parsed, stringOption } from '../cli-args.js';
 import type { CliContext } from '../cli-context.js';
 import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
 import { printable } from '../output.js';
-import { UsageError } from '../usage.error.js';
+import { UsageError } from '../errors/usage.error.js';
 import { type Finding, ROLE_NEEDS, type Role, checkAcl, checkHashTags, checkNode, nodesOf } from './doctor-checks.js';
 
 /** `doctor`: what the server offers and what an operator set up wrong, with a non-zero exit per problem. */
@@ -114,7 +114,7 @@ async function streamKeys(
   }
   const all = [...found].sort();
   return {
-    streams: all.filter((k) => !k.endsWith(DEAD_LETTER_SUFFIX)),
-    deadLetters: all.filter((k) => k.endsWith(DEAD_LETTER_SUFFIX)),
+    streams: all.filter((k) => !isDeadLetterStream(k)),
+    deadLetters: all.filter(isDeadLetterStream),
   };
 }

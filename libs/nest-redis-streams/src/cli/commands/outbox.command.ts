@@ -1,14 +1,13 @@
 import { listParked, type ParkedOutboxEvent } from '../../database/outbox/parked-events.js';
 import { intOption, stringOption } from '../cli-args.js';
-import { EXIT } from '../cli.constants.js';
+import { CLI_DEFAULTS, EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
 import { databaseUrlFrom, loadPg, openDatabase } from '../database-connection.js';
 import { printable } from '../output.js';
 import { formatTable } from '../table.js';
-import { UsageError } from '../usage.error.js';
+import { UsageError } from '../errors/usage.error.js';
 
 /** Ids named on stderr when events are parked; the table and --json have them all. */
-const NAMED_IDS = 10;
 
 /** `outbox`: the outbox events the relay parked (it can never publish them as they are). */
 export const outboxCommand: Command = {
@@ -83,8 +82,8 @@ Example: nest-redis-streams outbox --database-url postgres://app@db:5432/shop --
       ctx.print(formatTable(['event id', 'stream', 'key', 'waiting', 'parked at', 'error'], rows, new Set([3])));
     }
     if (parked.length === 0) return EXIT.ok;
-    const ids = parked.slice(0, NAMED_IDS).map((p) => printable(p.eventId));
-    const more = parked.length > NAMED_IDS ? ` and ${parked.length - NAMED_IDS} more` : '';
+    const ids = parked.slice(0, CLI_DEFAULTS.namedIds).map((p) => printable(p.eventId));
+    const more = parked.length > CLI_DEFAULTS.namedIds ? ` and ${parked.length - CLI_DEFAULTS.namedIds} more` : '';
     ctx.warn(
       `${parked.length} outbox event(s) parked (${ids.join(', ')}${more}): fix the cause, then outbox.republishParked([ids]) or outbox.discardParked([ids]).`,
     );

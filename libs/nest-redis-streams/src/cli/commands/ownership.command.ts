@@ -1,5 +1,5 @@
 import { formatDuration } from '../../health/stats-table.js';
-import { OperationError } from '../../operations/operation.error.js';
+import { OperationError } from '../../operations/errors/operation.error.js';
 import type { GroupOwnership } from '../../operations/ownership.js';
 import { intOption, positionals } from '../cli-args.js';
 import { EXIT } from '../cli.constants.js';

@@ -1,19 +1,18 @@
 import { findDeadLetterStreams } from '../../database/reconcile/dead-letter-streams.js';
 import { reconcile, type ReconcileReport } from '../../database/reconcile/reconcile.js';
-import { DeadLetterService } from '../../recovery/dead-letter.service.js';
+import { DeadLetterService } from '../../dead-letter/dead-letter.service.js';
 import { stringOption } from '../cli-args.js';
 import type { CliContext } from '../cli-context.js';
-import { EXIT } from '../cli.constants.js';
+import { CLI_DEFAULTS, EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
 import { databaseUrlFrom, loadPg, openDatabase } from '../database-connection.js';
 import { reconcileWindow } from '../reconcile-window.js';
 import { escapeControls, printable } from '../output.js';
 import { formatTable } from '../table.js';
-import { UsageError } from '../usage.error.js';
+import { UsageError } from '../errors/usage.error.js';
 
 const REQUIRED = ['stream', 'group', 'handler'] as const;
 /** Ids named on stderr when the check fails; the table and --json have them all. */
-const NAMED_IDS = 10;
 
 /** `reconcile`: outbox rows of a stream against the inbox rows of a group's handler, by event id. */
 export const reconcileCommand: Command = {
@@ -144,7 +143,8 @@ function printReport(
 
 function failureLines(r: ReconcileReport): string[] {
   const named = (ids: string[]) =>
-    ids.slice(0, NAMED_IDS).join(', ') + (ids.length > NAMED_IDS ? ` and ${ids.length - NAMED_IDS} more` : '');
+    ids.slice(0, CLI_DEFAULTS.namedIds).join(', ') +
+    (ids.length > CLI_DEFAULTS.namedIds ? ` and ${ids.length - CLI_DEFAULTS.namedIds} more` : '');
   const lines: string[] = [];
   if (r.missing.length > 0) lines.push(`${r.missing.length} missing (${named(r.missing.map((id) => printable(id)))})`);
   if (r.duplicated.length > 0) {

@@ -6,7 +6,7 @@ import { positionals, stringOption, type Parsed } from '../cli-args.js';
 import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
 import { escapeControls } from '../output.js';
-import { UsageError } from '../usage.error.js';
+import { UsageError } from '../errors/usage.error.js';
 
 /** `setid`: move a group's cursor (XGROUP SETID), with a dry run that counts what it would do. */
 export const setidCommand: Command = {

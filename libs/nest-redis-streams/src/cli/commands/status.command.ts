@@ -1,6 +1,6 @@
 import { formatStatsTable } from '../../health/stats-table.js';
 import type { GroupOverview } from '../../operations/overview.js';
-import { partitionOfKey } from '../../operations/ownership.js';
+import { partitionOfKey } from '../../keys/index.js';
 import { intOption } from '../cli-args.js';
 import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';

@@ -1,9 +1,9 @@
-import { OperationError } from '../../operations/operation.error.js';
+import { OperationError } from '../../operations/errors/operation.error.js';
 import { intOption, positionals } from '../cli-args.js';
 import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
 import { escapeControls } from '../output.js';
-import { UsageError } from '../usage.error.js';
+import { UsageError } from '../errors/usage.error.js';
 
 /** `trim --safe`: trim a stream without deleting what a consumer group still needs. */
 export const trimCommand: Command = {

@@ -1,7 +1,7 @@
 import type { RedisStreamsContext } from '../../context/redis-streams.context.js';
 import { InvalidOptionsError } from '../../errors/invalid-options.error.js';
 import { NonRetryableError } from '../../errors/non-retryable.error.js';
-import { partitionOfKey } from '../../operations/ownership.js';
+import { partitionOfKey } from '../../keys/index.js';
 import { pgTextProblem } from '../pg-text.js';
 import { deleteInBatches } from '../delete-in-batches.js';
 import type { SqlDatabase } from '../sql-database.interface.js';

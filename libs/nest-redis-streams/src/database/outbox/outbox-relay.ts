@@ -13,7 +13,7 @@ import {
   publishableRuns,
   readBacklog,
 } from './outbox-round.js';
-import { isPermanentPublishError } from './permanent-publish-error.js';
+import { isPermanentPublishError } from './errors/permanent-publish-error.js';
 
 /** What the relay needs of `RedisStreamsClient`. */
 export interface OutboxPublisher {

@@ -1,25 +1,10 @@
 import type { Cluster, Redis } from 'ioredis';
-import { partitionOfKey } from '../../operations/ownership.js';
-import { defaultDeadLetterStream } from '../../recovery/dead-letter-stream-name.js';
-import { partitionStreams } from '../../server/partitions.js';
-
-const DLQ_SUFFIX = ':dlq';
-
-/**
- * The dead-letter streams of `stream` under the transport's default naming: its own
- * (`orders:dlq`) and, with `partitions` > 1, each partition's (`orders:{orders:3}:dlq`), where a
- * partition's consumers park entries. Pass them to `reconcile`'s `deadLetters.stream`.
- */
-export function deadLetterStreamsOf(stream: string, partitions = 1, cluster = false): string[] {
-  const own = defaultDeadLetterStream(stream, cluster);
-  if (partitions <= 1) return [own];
-  return [own, ...partitionStreams(stream, partitions).map((p) => defaultDeadLetterStream(p, cluster))];
-}
-
-/** `text` as a literal in a Redis glob pattern. */
-function globLiteral(text: string): string {
-  return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
-}
+import {
+  defaultDeadLetterStream,
+  partitionDeadLetterPattern,
+  partitionOfKey,
+  withoutDeadLetterSuffix,
+} from '../../keys/index.js';
 
 /**
  * The dead-letter streams that exist for `stream` when its partition count is unknown (the CLI):
@@ -29,7 +14,7 @@ function globLiteral(text: string): string {
  */
 export async function findDeadLetterStreams(redis: Redis | Cluster, stream: string, cluster = false): Promise<string[]> {
   const nodes = 'nodes' in redis && typeof redis.nodes === 'function' ? (redis as Cluster).nodes('master') : [redis as Redis];
-  const pattern = `${globLiteral(stream)}:{*}${DLQ_SUFFIX}`;
+  const pattern = partitionDeadLetterPattern(stream);
   const found = new Map<number, string>();
   for (const node of nodes) {
     let cursor = '0';
@@ -37,7 +22,7 @@ export async function findDeadLetterStreams(redis: Redis | Cluster, stream: stri
       const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000, 'TYPE', 'stream');
       cursor = next;
       for (const key of keys) {
-        const partition = partitionOfKey(key.slice(0, -DLQ_SUFFIX.length));
+        const partition = partitionOfKey(withoutDeadLetterSuffix(key));
         if (partition?.stream === stream) found.set(partition.partition, key);
       }
     } while (cursor !== '0');

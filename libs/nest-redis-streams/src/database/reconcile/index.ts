@@ -1,2 +1,3 @@
 export * from './reconcile.js';
-export { deadLetterStreamsOf, findDeadLetterStreams } from './dead-letter-streams.js';
+export { findDeadLetterStreams } from './dead-letter-streams.js';
+export { deadLetterStreamsOf } from '../../keys/dead-letter-keys.js';

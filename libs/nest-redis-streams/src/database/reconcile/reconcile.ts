@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '../../errors/invalid-options.error.js';
-import type { DeadLetterService } from '../../recovery/dead-letter.service.js';
+import type { DeadLetterService } from '../../dead-letter/dead-letter.service.js';
 import type { SqlDatabase } from '../sql-database.interface.js';
 
 /** Where the events that should have had an effect come from. */

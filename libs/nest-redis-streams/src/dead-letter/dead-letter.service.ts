@@ -1,8 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { ENVELOPE } from '../constants.js';
-import { REDRIVE_DEAD_LETTER } from '../redis/lua/redrive-dead-letter.js';
-import { startAfter } from '../redis/stream-range.js';
-import { defaultDeadLetterStream } from './dead-letter-stream-name.js';
+import { REDRIVE_DEAD_LETTER } from './redrive-dead-letter.js';
+import { defaultDeadLetterStream, startAfter } from '../keys/index.js';
 import { DeadLetterReason, splitDeadLetterBuffers, splitDeadLetterFields } from './dead-letter-record.js';
 
 /** One parked entry as an operator sees it. */

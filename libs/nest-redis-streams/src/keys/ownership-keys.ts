@@ -1,9 +1,4 @@
-import { hasHashTag } from '../redis/slots.js';
-
-/** A key in the same hash slot as `key`: its own tag when it has one, else `{key}` as the tag. */
-function besideKey(key: string, suffix: string): string {
-  return hasHashTag(key) ? `${key}:${suffix}` : `{${key.replace(/[{}]/g, '')}}:${suffix}`;
-}
+import { keyBeside } from './slots.js';
 
 /**
  * The owner hash of one partition stream in one group (owner, gen, until). It shares the
@@ -11,10 +6,10 @@ function besideKey(key: string, suffix: string): string {
  * expires: its generation must only ever grow.
  */
 export function partitionOwnerKey(stream: string, group: string): string {
-  return besideKey(stream, `nrs-owner:${group}`);
+  return keyBeside(stream, `nrs-owner:${group}`);
 }
 
 /** The members (instances with a heartbeat) of a group sharing the partitions of a logical stream. */
 export function groupMembersKey(baseStream: string, group: string): string {
-  return besideKey(baseStream, `nrs-members:${group}`);
+  return keyBeside(baseStream, `nrs-members:${group}`);
 }

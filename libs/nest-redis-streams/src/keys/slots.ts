@@ -15,3 +15,11 @@ export function hasHashTag(key: string): boolean {
   const close = key.indexOf('}', open + 1);
   return close > open + 1;
 }
+
+/**
+ * `<key>:<suffix>` in the same hash slot as `key`: beside its own tag when it has one, else with
+ * `{key}` as the tag (braces inside the name left out, as a stray `}` would end the tag early).
+ */
+export function keyBeside(key: string, suffix: string): string {
+  return hasHashTag(key) ? `${key}:${suffix}` : `{${key.replace(/[{}]/g, '')}}:${suffix}`;
+}

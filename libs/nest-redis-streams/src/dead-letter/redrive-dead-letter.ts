@@ -1,3 +1,4 @@
+// Evaluated by DeadLetterService alone (not one of the consumer's registered scripts in redis/scripts.ts), so it lives beside it.
 /**
  * KEYS[1] dead-letter stream, KEYS[2] the source stream; ARGV dead-letter id, target group ('' =
  * every group), target-group field name → the new entry id; false when the dead letter is not

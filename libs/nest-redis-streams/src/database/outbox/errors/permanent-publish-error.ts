@@ -1,5 +1,5 @@
-import { PayloadTooLargeError } from '../../client/errors/payload-too-large.error.js';
-import { isNonRetryable } from '../../errors/non-retryable.error.js';
+import { PayloadTooLargeError } from '../../../client/errors/payload-too-large.error.js';
+import { isNonRetryable } from '../../../errors/non-retryable.error.js';
 
 /** Redis replies that no retry of the same XADD can change until an operator acts. */
 const PERMANENT_REPLY = /^(WRONGTYPE|NOPERM)\b|no permissions to (run|access)/;

@@ -12,6 +12,16 @@ export function partitionStream(stream: string, partition: number): string {
   return `${stream}:{${stream.replace(/[{}]/g, '')}:${partition}}`;
 }
 
+/**
+ * The logical stream of a partition stream key (`orders:{orders:3}` → `orders`, 3); null for a
+ * key that is not one (the inverse of `partitionStream`).
+ */
+export function partitionOfKey(key: string): { stream: string; partition: number } | null {
+  const match = /^(.*):\{([^{}]*):(\d+)\}$/.exec(key);
+  if (!match || match[1].replace(/[{}]/g, '') !== match[2]) return null;
+  return { stream: match[1], partition: Number(match[3]) };
+}
+
 /** All stream keys of a logical stream with `partitions` partitions (1 = the stream itself). */
 export function partitionStreams(stream: string, partitions: number): string[] {
   if (partitions <= 1) return [stream];

@@ -1,0 +1,12 @@
+/** The audit stream of console and CLI writes when the options name none. */
+export const DEFAULT_AUDIT_STREAM = 'nrs:console:audit';
+
+/** The stream of refused requests beside an audit stream: `<auditStream>:refused`. */
+export function auditRefusalStream(auditStream: string): string {
+  return `${auditStream}:refused`;
+}
+
+/** The console's chart history beside an audit stream: `<auditStream>:history`, inside the operators' ACL pattern. */
+export function groupHistoryKey(auditStream: string): string {
+  return `${auditStream}:history`;
+}

@@ -1,0 +1,2 @@
+export * from './audit-incomplete.error.js';
+export * from './operation.error.js';
