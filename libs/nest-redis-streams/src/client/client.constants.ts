@@ -1,4 +1,3 @@
-import { REPLY_STREAM_INFIX } from '../keys/index.js';
 import type { StreamRetention } from '../trim/retention-options.interface.js';
 
 /** Defaults of `RedisStreamsClientOptions`, merged once in the client's constructor. */

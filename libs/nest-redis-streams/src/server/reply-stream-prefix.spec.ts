@@ -1,5 +1,5 @@
-import { resolveServerOptions } from '../server/resolve-options.js';
-import { replyStreamName, replyStreamPrefix } from './reply-keys.js';
+import { resolveServerOptions } from './resolve-options.js';
+import { replyStreamName, replyStreamPrefix } from '../keys/index.js';
 
 describe('reply stream names', () => {
   it("puts a client's reply stream under the prefix a server with the same keyPrefix answers on", () => {
