@@ -2,7 +2,7 @@ import { isObservable, lastValueFrom } from 'rxjs';
 import { decodeScanned, type DecodedEntry, scanEntry } from '../codec/envelope.js';
 import { RedisStreamsContext } from '../context/redis-streams.context.js';
 import { DeadLetterReason } from '../dead-letter-reason.js';
-import { UndecodableEntryError } from '../errors/undecodable-entry.error.js';
+import { parkBeforeRun, undecodableReason } from '../consumer/delivery-policy.js';
 import { runInTraceContext } from '../tracing/trace-context.js';
 import type { AckBatcher } from './ack-batcher.js';
 import type { FailureHandler } from './failure-handler.js';
@@ -93,7 +93,10 @@ export class EntryDispatcher {
    */
   prepare(entry: HeldEntry): DecodedEntry | null {
     const { fields } = entry;
-    if (fields === null) {
+    // Asked before the skip check, which a trimmed payload cannot go through; an exhausted budget
+    // is parked only after it (an entry this group must not run is skipped, whatever its count).
+    const early = parkBeforeRun(fields, entry.deliveries, this.subscription.options);
+    if (fields === null || early === DeadLetterReason.PAYLOAD_TRIMMED) {
       this.settleAfter(entry, this.parking.park(entry, DeadLetterReason.PAYLOAD_TRIMMED));
       return null;
     }
@@ -109,16 +112,14 @@ export class EntryDispatcher {
       this.skip(entry, skip);
       return null;
     }
-    const early = this.refuse(entry);
     if (early !== null) {
-      this.settleAfter(entry, early);
+      this.settleAfter(entry, this.refuse(entry));
       return null;
     }
     try {
       return decodeScanned(scan, fields, this.rt.deserializer);
     } catch (err) {
-      const reason = err instanceof UndecodableEntryError ? err.reason : DeadLetterReason.UNDECODABLE;
-      this.settleAfter(entry, this.parking.park(entry, reason, err));
+      this.settleAfter(entry, this.parking.park(entry, undecodableReason(err), err));
       return null;
     }
   }
@@ -142,9 +143,8 @@ export class EntryDispatcher {
   }
 
   /** An entry delivered too often goes to the dead-letter stream instead of the handler. */
-  private refuse(entry: HeldEntry): Promise<SettleOutcome> | null {
+  private refuse(entry: HeldEntry): Promise<SettleOutcome> {
     const { maxDeliveries } = this.subscription.options;
-    if (entry.deliveries <= maxDeliveries) return null;
     const error = new Error(SERVER_MESSAGES.deliveredTooOften(entry.deliveries, maxDeliveries));
     return this.parking.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
   }

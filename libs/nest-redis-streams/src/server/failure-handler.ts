@@ -1,6 +1,5 @@
 import { DeadLetterReason } from '../dead-letter-reason.js';
-import { isDeferral } from '../errors/event-in-progress.error.js';
-import { isNonRetryable } from '../errors/non-retryable.error.js';
+import { PARK_TRIMMED, onFailure } from '../consumer/delivery-policy.js';
 import type { EntryRef } from '../events/transport-events.js';
 import { deadLetterMetadata, describeError, escapedOriginalFields } from '../recovery/dead-letter-record.js';
 import { FENCED, claimIfOwned, deadLetterIfOwned } from '../ownership/fenced-writes.js';
@@ -42,10 +41,8 @@ export class FailureHandler {
     const { stream, group, consumer, options } = this.scope;
     const { maxDeliveries, minIdleTimeMs } = options;
     const { message } = describeError(error);
-    if (entry.acked) {
-      // The handler acknowledged the entry itself (manual ack) and failed afterwards: its ack
-      // stands. A retry or a dead letter would run acknowledged work again (a re-drive would
-      // duplicate it), and parking would race the ack and report a reclaim that never happened.
+    const decision = onFailure(entry, error, { maxDeliveries, minIdleTimeMs, retryBackoffMs: this.rt.retryBackoffMs });
+    if (decision.action === 'keep-ack') {
       this.rt.logger.error(SERVER_MESSAGES.failedAfterAck(entry.id, stream, group, message));
       return 'acked';
     }
@@ -58,16 +55,8 @@ export class FailureHandler {
     const errorClass = describeError(error).errorClass;
     const record = { id: entry.id, consumer, deliveries: entry.deliveries, errorClass, message };
     void recordHandlerError(this.rt.commands, stream, group, record).catch(() => undefined);
-    if (entry.lost) return 'lost';
-    if (entry.trimmed) return this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
-    if (isNonRetryable(error)) return this.park(entry, DeadLetterReason.NON_RETRYABLE, error);
-    // A deferral (the event is being handled elsewhere) is not an attempt: the delivery count is
-    // set back so that the next claim restores it, and no retry budget is used.
-    const deferred = isDeferral(error);
-    if (!deferred && entry.deliveries >= maxDeliveries) return this.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
-    // Backdate the idle time so the reclaimer retries after the backoff, not at once and not
-    // only after a full min-idle (Redis caps delivery times at "now", so min-idle is the cap).
-    const backoff = Math.min(minIdleTimeMs, this.rt.retryBackoffMs * (deferred ? 1 : 2 ** (entry.deliveries - 1)));
+    if (decision.action === 'lost') return 'lost';
+    if (decision.action === 'park') return this.park(entry, decision.reason, error, decision.requireOwner);
     try {
       const claimed = await claimIfOwned(
         this.rt.commands,
@@ -75,14 +64,14 @@ export class FailureHandler {
         stream,
         group,
         consumer,
-        minIdleTimeMs - backoff,
-        deferred ? Math.max(0, entry.deliveries - 1) : -1,
+        decision.idleMs,
+        decision.retryCount,
         [entry.id],
       );
       // The lease had run out: the entry stays pending here (or goes to the partition's new owner).
       if (claimed === FENCED) return 'left-pending';
       const [lost, trimmed] = claimed;
-      if (trimmed.length > 0) return this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
+      if (trimmed.length > 0) return this.park(entry, PARK_TRIMMED.reason, error, PARK_TRIMMED.requireOwner);
       return lost.length > 0 ? 'lost' : 'retry-scheduled';
     } catch (err) {
       this.rt.logger.warn(SERVER_MESSAGES.retryNotScheduled(entry.id, (err as Error).message));
@@ -148,7 +137,7 @@ export class FailureHandler {
       if (claimed === FENCED) return;
       const gone = new Set(claimed[1]);
       for (const entry of entries) {
-        if (gone.has(entry.id)) await this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, undefined, false);
+        if (gone.has(entry.id)) await this.park(entry, PARK_TRIMMED.reason, undefined, PARK_TRIMMED.requireOwner);
       }
     } catch (err) {
       this.rt.logger.warn(SERVER_MESSAGES.releaseFailed(entries.length, (err as Error).message));

@@ -1,4 +1,4 @@
-import { DeadLetterReason } from '../dead-letter-reason.js';
+import { PARK_TRIMMED, countsInRedisOnStart, deliveryOnStart, heldCountOfClaimRead } from '../consumer/delivery-policy.js';
 import type { EntryRef } from '../events/transport-events.js';
 import { explainAclError, isScriptPermissionError, scriptPermissionFix } from '../redis/acl-hint.js';
 import { CREATE_GROUP_COMMANDS } from '../redis/lua/create-group.js';
@@ -279,7 +279,7 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
   async tombstone(ids: string[]): Promise<void> {
     for (const id of ids) {
       const entry = new HeldEntry(id, null, 0, this);
-      await this.parking.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, undefined, false);
+      await this.parking.park(entry, PARK_TRIMMED.reason, undefined, PARK_TRIMMED.requireOwner);
     }
   }
 
@@ -409,7 +409,7 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
             // Counted by the read already; like an XAUTOCLAIM'd entry it is checked to be still
             // ours when it starts (taken over while it waited for a slot: not run), which sets the
             // same count again.
-            const entry = new HeldEntry(c.id, c.fields, c.deliveries - 1, this);
+            const entry = new HeldEntry(c.id, c.fields, heldCountOfClaimRead(c.deliveries), this);
             entry.countOnStart = true;
             this.accept(entry);
           }
@@ -513,8 +513,8 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
    */
   private async countDeliveryThenDispatch(entry: HeldEntry): Promise<void> {
     entry.countOnStart = false;
-    const next = entry.deliveries + 1;
-    if (entry.fields !== null && next <= this.subscription.options.maxDeliveries) {
+    const next = deliveryOnStart(entry.deliveries);
+    if (countsInRedisOnStart(entry.fields, next, this.subscription.options)) {
       const claimed = await claimIfOwned(this.rt.commands, this.fence, this.stream, this.group, this.consumer, 0, next, [
         entry.id,
       ]);

@@ -1,3 +1,4 @@
+import { countsInRedisOnStart, deliveryOnStart } from '../../consumer/delivery-policy.js';
 import { FENCED, claimIfOwned } from '../../ownership/fenced-writes.js';
 import type { PartitionFence } from '../../ownership/partition-fence.js';
 import type { ConsumerRuntime } from '../consumer-runtime.interface.js';
@@ -160,13 +161,12 @@ export class BatchRunner {
    * meanwhile settle as lost and stay out of the batch; refused by the fence, as unstarted.
    */
   private async countDeliveries(entries: HeldEntry[]): Promise<void> {
-    const { maxDeliveries } = this.options;
     const byCount = new Map<number, HeldEntry[]>();
     for (const entry of entries) {
       if (!entry.countOnStart) continue;
       entry.countOnStart = false;
-      const next = entry.deliveries + 1;
-      if (entry.fields === null || next > maxDeliveries) {
+      const next = deliveryOnStart(entry.deliveries);
+      if (!countsInRedisOnStart(entry.fields, next, this.options)) {
         // Parked before the handler without a claim, as a single entry would be.
         entry.deliveries = next;
         continue;
