@@ -2,24 +2,17 @@ import { DeadLetterReason } from '../dead-letter-reason.js';
 import { PARK_TRIMMED, onFailure } from '../consumer/delivery-policy.js';
 import type { EntryRef } from '../events/transport-events.js';
 import { deadLetterMetadata, describeError, escapedOriginalFields } from '../recovery/dead-letter-record.js';
-import { FENCED, claimIfOwned, deadLetterIfOwned } from '../ownership/fenced-writes.js';
+import type { EntryWrites } from '../consumer/entry-writes.js';
+import { FENCED } from '../ownership/fenced-writes.js';
 import { recordHandlerError } from '../recovery/handler-errors.js';
-import type { PartitionFence } from '../ownership/partition-fence.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import type { HeldEntry } from './held-entry.js';
 import type { SettleOutcome } from './slot-owner.interface.js';
 import type { ResolvedHandlerOptions } from './stream-subscription.js';
 import { SERVER_MESSAGES } from './server.messages.js';
 
-/** The stream, group and consumer whose entries a FailureHandler settles: plain values. */
-export interface FailureScope {
-  stream: string;
-  group: string;
-  consumer: string;
-  options: Pick<ResolvedHandlerOptions, 'maxDeliveries' | 'minIdleTimeMs' | 'deadLetterStream'>;
-  /** Exclusive ownership: every write is fenced by the partition's generation. */
-  fence?: PartitionFence;
-}
+/** The handler options a FailureHandler reads. */
+export type FailureOptions = Pick<ResolvedHandlerOptions, 'maxDeliveries' | 'minIdleTimeMs' | 'deadLetterStream'>;
 
 /** The runtime services a FailureHandler writes through. */
 export type FailureRuntime = Pick<ConsumerRuntime, 'commands' | 'events' | 'logger' | 'retryBackoffMs'>;
@@ -33,13 +26,15 @@ export type FailureRuntime = Pick<ConsumerRuntime, 'commands' | 'events' | 'logg
  */
 export class FailureHandler {
   constructor(
-    private readonly scope: FailureScope,
+    /** The consumer's writes: its stream, group, name and fence. */
+    private readonly writes: EntryWrites,
+    private readonly options: FailureOptions,
     private readonly rt: FailureRuntime,
   ) {}
 
   async fail(entry: HeldEntry, error: unknown): Promise<SettleOutcome> {
-    const { stream, group, consumer, options } = this.scope;
-    const { maxDeliveries, minIdleTimeMs } = options;
+    const { stream, group, consumer } = this.writes;
+    const { maxDeliveries, minIdleTimeMs } = this.options;
     const { message } = describeError(error);
     const decision = onFailure(entry, error, { maxDeliveries, minIdleTimeMs, retryBackoffMs: this.rt.retryBackoffMs });
     if (decision.action === 'keep-ack') {
@@ -58,16 +53,7 @@ export class FailureHandler {
     if (decision.action === 'lost') return 'lost';
     if (decision.action === 'park') return this.park(entry, decision.reason, error, decision.requireOwner);
     try {
-      const claimed = await claimIfOwned(
-        this.rt.commands,
-        this.scope.fence,
-        stream,
-        group,
-        consumer,
-        decision.idleMs,
-        decision.retryCount,
-        [entry.id],
-      );
+      const claimed = await this.writes.retry(entry.id, decision.idleMs, decision.retryCount);
       // The lease had run out: the entry stays pending here (or goes to the partition's new owner).
       if (claimed === FENCED) return 'left-pending';
       const [lost, trimmed] = claimed;
@@ -81,8 +67,8 @@ export class FailureHandler {
 
   /** Moves an entry to the dead-letter stream and acks it, atomically and only while owned. */
   async park(entry: HeldEntry, reason: DeadLetterReason, error?: unknown, requireOwner = true): Promise<SettleOutcome> {
-    const { stream, group, consumer, options } = this.scope;
-    const dlq = options.deadLetterStream;
+    const { stream, group, consumer } = this.writes;
+    const dlq = this.options.deadLetterStream;
     const metadata = deadLetterMetadata({ reason, stream, id: entry.id, group, consumer, deliveries: entry.deliveries, error });
     // Until the write's answer is handled, a lease renewal may find the entry gone from the PEL:
     // by this very write, not by another consumer's claim (see StreamConsumer.markLost).
@@ -90,17 +76,7 @@ export class FailureHandler {
     try {
       // The script copies the payload from the stream itself, byte for byte; the fields held here
       // (decoded as UTF-8) are only the fallback for an entry trimmed away meanwhile.
-      const deadLetterId = await deadLetterIfOwned(
-        this.rt.commands,
-        this.scope.fence,
-        stream,
-        dlq,
-        group,
-        consumer,
-        entry.id,
-        requireOwner ? '1' : '0',
-        [String(metadata.length), ...metadata, ...escapedOriginalFields(entry.fields)],
-      );
+      const deadLetterId = await this.writes.park(entry.id, requireOwner, metadata, escapedOriginalFields(entry.fields));
       if (deadLetterId === null || deadLetterId === FENCED) {
         entry.parking = false;
         return deadLetterId === null ? 'lost' : 'left-pending';
@@ -121,18 +97,8 @@ export class FailureHandler {
    * Those whose payload was trimmed meanwhile are parked with the fields held here.
    */
   async release(entries: HeldEntry[]): Promise<void> {
-    const { stream, group, consumer, options } = this.scope;
     try {
-      const claimed = await claimIfOwned(
-        this.rt.commands,
-        this.scope.fence,
-        stream,
-        group,
-        consumer,
-        options.minIdleTimeMs,
-        -1,
-        entries.map((entry) => entry.id),
-      );
+      const claimed = await this.writes.handBack(entries.map((entry) => entry.id));
       // Fenced: the partition's next owner takes its whole PEL over, idle or not.
       if (claimed === FENCED) return;
       const gone = new Set(claimed[1]);
@@ -145,7 +111,7 @@ export class FailureHandler {
   }
 
   private ref(entry: HeldEntry): EntryRef {
-    const { stream, group, consumer } = this.scope;
+    const { stream, group, consumer } = this.writes;
     return { stream, group, consumer, id: entry.id, deliveries: entry.deliveries };
   }
 }

@@ -18,7 +18,8 @@ import { HeldEntry } from './held-entry.js';
 import { HeldEntries } from './held-entries.js';
 import type { RecoveryTarget } from '../recovery/recovery-target.interface.js';
 import { auditTrimLossBeforeRead } from '../recovery/trim-audit.js';
-import { FENCED, claimIfOwned } from '../ownership/fenced-writes.js';
+import { FENCED } from '../ownership/fenced-writes.js';
+import { EntryWrites } from '../consumer/entry-writes.js';
 import type { OwnedPartition } from '../ownership/owned-partition.interface.js';
 import { partitionOwnerKey } from '../ownership/ownership-keys.js';
 import { PartitionFence } from '../ownership/partition-fence.js';
@@ -56,6 +57,8 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
   private wake: (() => void) | null = null;
   private idle: (() => void) | null = null;
   private readonly acks: AckBatcher;
+  /** The only way this consumer writes its entries (ack, claim, park), fenced when exclusive. */
+  private readonly writes: EntryWrites;
   private readonly parking: FailureHandler;
   private readonly dispatcher: EntryDispatcher;
   /** Batch handlers: forms the batches and starts them (undefined: one entry per call). */
@@ -90,17 +93,15 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
       });
       this.partitionReader = new PartitionReader(rt, stream, options.group, this.fence);
     }
-    const fence = this.fence;
-    this.parking = new FailureHandler({ stream, group: options.group, consumer: rt.consumer, options, fence }, rt);
+    const { deadLetterStream, minIdleTimeMs } = options;
+    const scope = { stream, group: options.group, consumer: rt.consumer, fence: this.fence, deadLetterStream, minIdleTimeMs };
+    this.writes = new EntryWrites(rt.commands, scope);
+    this.parking = new FailureHandler(this.writes, options, rt);
     this.acks = new AckBatcher(
-      rt.commands,
-      stream,
-      options.group,
-      rt.consumer,
+      this.writes,
       (id) => this.ackRejected(id),
       (count) => count > 0 && rt.events.emit('acked', { stream, group: options.group, count }),
       (err, ids) => rt.logger.error(SERVER_MESSAGES.ackFailed(ids.length, stream, options.group, err.message)),
-      fence,
     );
     this.dispatcher = new EntryDispatcher(this, subscription, rt, this.acks, this.parking);
     const batch = batchOptionsOf(options);
@@ -108,7 +109,9 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
       if (subscription.kind === 'message') throw new InvalidOptionsError(BATCH_MESSAGES.requestHandler(stream));
       const batches = new BatchDispatcher(this, subscription, rt, this.acks, this.parking, this.dispatcher);
       const { concurrency, maxDeliveries } = options;
-      this.batches = new BatchRunner(this, rt, { ...batch, concurrency, maxDeliveries }, (entries) => batches.dispatch(entries));
+      this.batches = new BatchRunner(this, this.writes, { ...batch, concurrency, maxDeliveries }, (entries) =>
+        batches.dispatch(entries),
+      );
     }
   }
 
@@ -260,17 +263,7 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
    * next round takes them. (A held entry whose lease is alive keeps the claim: it acts as a renewal.)
    */
   private async handBack(ids: string[]): Promise<void> {
-    const { minIdleTimeMs } = this.subscription.options;
-    const released = await claimIfOwned(
-      this.rt.commands,
-      this.fence,
-      this.stream,
-      this.group,
-      this.consumer,
-      minIdleTimeMs,
-      -1,
-      ids,
-    );
+    const released = await this.writes.handBack(ids);
     if (released === FENCED) return;
     for (const id of released[1]) this.markTrimmed(id);
   }
@@ -515,9 +508,7 @@ export class StreamConsumer implements SlotOwner, BatchHost, RecoveryTarget, Own
     entry.countOnStart = false;
     const next = deliveryOnStart(entry.deliveries);
     if (countsInRedisOnStart(entry.fields, next, this.subscription.options)) {
-      const claimed = await claimIfOwned(this.rt.commands, this.fence, this.stream, this.group, this.consumer, 0, next, [
-        entry.id,
-      ]);
+      const claimed = await this.writes.countDelivery([entry.id], next);
       // The lease had run out by Redis' clock: not started, pending for the partition's owner.
       if (claimed === FENCED) return this.settled(entry, 'unstarted');
       const [lost, trimmed] = claimed;
