@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { type HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import { SERVER_DEFAULTS } from '../constants.js';
 import type { RedisStreamsServer } from '../server/redis-streams.server.js';
-import type { StreamConsumer } from '../server/stream-consumer.js';
+import type { StreamConsumer } from '../consumer/index.js';
 import { HEALTH_DEFAULTS, HEALTH_MESSAGES } from './health.constants.js';
 import type { LivenessOptions, ReadinessOptions } from './health-options.interface.js';
 import { collectServerStats, type ConsumerStats, readyCommands } from './server-stats.js';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { RedisStreamsServer } from '../server/redis-streams.server.js';
-import type { StreamConsumer } from '../server/stream-consumer.js';
+import type { StreamConsumer } from '../consumer/index.js';
 import { HEALTH_MESSAGES } from './health.constants.js';
 import { collectStreamStatsBatch, type StreamStats, type StreamStatsTarget } from './stream-stats.js';
 import { withTimeout } from './with-timeout.js';

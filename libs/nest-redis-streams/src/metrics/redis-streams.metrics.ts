@@ -7,7 +7,7 @@ import { withTimeout } from '../health/with-timeout.js';
 import { CAPABILITY_NAMES, type ServerCapabilities } from '../redis/capabilities.js';
 import { isConnectionClosedError } from '../redis/errors.js';
 import type { RedisStreamsServer } from '../server/redis-streams.server.js';
-import type { StreamConsumer } from '../server/stream-consumer.js';
+import type { StreamConsumer } from '../consumer/index.js';
 import { clientWriteRecorder } from './client-recorder.js';
 import { eventRecorders } from './event-recorders.js';
 import { getOrCreateInstruments, type InstrumentSettings, type MetricInstruments } from './metric-instruments.js';

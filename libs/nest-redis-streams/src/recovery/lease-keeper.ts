@@ -33,7 +33,7 @@ export class LeaseKeeper {
     // Exclusive ownership: a partition given up or lost has nothing to renew from here.
     if (this.consumer.fence && this.consumer.fence.generation === null) return;
     this.busy = true;
-    const { stream, group, consumer } = this.consumer;
+    const { stream, group } = this.consumer;
     try {
       const ids = this.renewable();
       for (let i = 0; i < ids.length; i += IDS_PER_CALL) {

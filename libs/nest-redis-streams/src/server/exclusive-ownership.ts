@@ -3,7 +3,7 @@ import type { TransportEvents } from '../events/transport-events.js';
 import { groupMembersKey } from '../ownership/ownership-keys.js';
 import { OwnershipCoordinator } from '../ownership/ownership-coordinator.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import type { StreamConsumer } from './stream-consumer.js';
+import type { StreamConsumer } from '../consumer/index.js';
 
 /**
  * Starts one ownership coordinator per logical stream and group whose handler asked for

@@ -23,7 +23,6 @@ import { type ServerCapabilities, probeKeyNear, reportCapabilities } from '../re
 import { aclUserOf, withAclFix } from '../redis/acl-hint.js';
 import { tracingEnabled } from '../tracing/trace-context.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
-import { waitForSignal } from './wait-for-signal.js';
 import { ConsumerScheduler } from './consumer-scheduler.js';
 import { type DirectHandler, findDirectHandlers } from './direct-handlers.js';
 import { startOwnership } from './exclusive-ownership.js';
@@ -31,7 +30,7 @@ import type { OwnershipCoordinator } from '../ownership/ownership-coordinator.js
 import { type ResolvedServerOptions, resolveHandlerOptions, resolveServerOptions } from './resolve-options.js';
 import { partitionStreams } from './partitions.js';
 import { type AnswerPacket, ReplyWriter } from './reply-writer.js';
-import { StreamConsumer } from './stream-consumer.js';
+import { ConsumerEngine, type StreamConsumer, waitForSignal } from '../consumer/index.js';
 import { streamNameOf } from './stream-pattern.js';
 import type { StreamSubscription } from './stream-subscription.js';
 import { SERVER_MESSAGES } from './server.messages.js';
@@ -295,7 +294,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       );
       this.readers.push(reader);
       await connectOrExplain(reader, connection);
-      const consumer = new StreamConsumer(subscription, { ...runtime, reader });
+      const consumer = new ConsumerEngine(subscription, { ...runtime, reader });
       await consumer.start();
       this.consumers.push(consumer);
     }

@@ -6,8 +6,7 @@ import type { RedisStreamsServerOptions } from '../interfaces/server-options.int
 import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.interface.js';
 import { MESSAGES } from '../messages.js';
 import { slotOf } from '../redis/slots.js';
-import { BATCH_MESSAGES } from './batch/batch.messages.js';
-import { batchPrefetch, resolveBatch } from './batch/resolve-batch.js';
+import { BATCH_MESSAGES, batchPrefetch, resolveBatch } from '../consumer/index.js';
 import type { ResolvedHandlerOptions } from './stream-subscription.js';
 import { SERVER_MESSAGES } from './server.messages.js';
 

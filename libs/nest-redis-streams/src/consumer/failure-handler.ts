@@ -1,15 +1,15 @@
 import { DeadLetterReason } from '../dead-letter-reason.js';
-import { PARK_TRIMMED, onFailure } from '../consumer/delivery-policy.js';
+import { PARK_TRIMMED, onFailure } from './delivery-policy.js';
 import type { EntryRef } from '../events/transport-events.js';
 import { deadLetterMetadata, describeError, escapedOriginalFields } from '../recovery/dead-letter-record.js';
-import type { EntryWrites } from '../consumer/entry-writes.js';
+import type { EntryWrites } from './entry-writes.js';
 import { FENCED } from '../ownership/fenced-writes.js';
 import { recordHandlerError } from '../recovery/handler-errors.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import type { HeldEntry } from './held-entry.js';
 import type { SettleOutcome } from './slot-owner.interface.js';
-import type { ResolvedHandlerOptions } from './stream-subscription.js';
-import { SERVER_MESSAGES } from './server.messages.js';
+import type { ResolvedHandlerOptions } from '../server/stream-subscription.js';
+import { SERVER_MESSAGES } from '../server/server.messages.js';
 
 /** The handler options a FailureHandler reads. */
 export type FailureOptions = Pick<ResolvedHandlerOptions, 'maxDeliveries' | 'minIdleTimeMs' | 'deadLetterStream'>;

@@ -1,6 +1,6 @@
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { AckBatcher } from './ack-batcher.js';
-import { EntryWrites } from '../consumer/entry-writes.js';
+import { EntryWrites } from './entry-writes.js';
 import { PartitionFence } from '../ownership/partition-fence.js';
 
 // The batcher is driven against a fake of the one script it calls, nrsAckIfOwned: it acks the

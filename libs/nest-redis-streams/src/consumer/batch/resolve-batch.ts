@@ -1,7 +1,7 @@
 import { InvalidOptionsError } from '../../errors/invalid-options.error.js';
 import type { StreamHandlerOptions } from '../../interfaces/stream-handler-options.interface.js';
 import { MESSAGES } from '../../messages.js';
-import type { ResolvedHandlerOptions } from '../stream-subscription.js';
+import type { ResolvedHandlerOptions } from '../../server/stream-subscription.js';
 import { BATCH_MESSAGES } from './batch.messages.js';
 
 /** A batch handler's options after defaults were applied. */

@@ -2,17 +2,17 @@ import { isObservable, lastValueFrom } from 'rxjs';
 import { decodeScanned, type DecodedEntry, scanEntry } from '../codec/envelope.js';
 import { RedisStreamsContext } from '../context/redis-streams.context.js';
 import { DeadLetterReason } from '../dead-letter-reason.js';
-import { parkBeforeRun, undecodableReason } from '../consumer/delivery-policy.js';
+import { parkBeforeRun, undecodableReason } from './delivery-policy.js';
 import { runInTraceContext } from '../tracing/trace-context.js';
 import type { AckBatcher } from './ack-batcher.js';
 import type { FailureHandler } from './failure-handler.js';
 import type { HeldEntry } from './held-entry.js';
 import { KeySerializer } from './key-serializer.js';
-import { type Skip, skipBeforeRunning } from './request-guard.js';
+import { type Skip, skipBeforeRunning } from '../server/request-guard.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import type { SettleOutcome, SlotOwner } from './slot-owner.interface.js';
-import type { StreamSubscription } from './stream-subscription.js';
-import { SERVER_MESSAGES } from './server.messages.js';
+import type { StreamSubscription } from '../server/stream-subscription.js';
+import { SERVER_MESSAGES } from '../server/server.messages.js';
 
 /** What a keyed entry's turn resolves with when the ownership gate refused it at its turn. */
 const NOT_STARTED = Symbol('not started');

@@ -1,4 +1,4 @@
-import type { EntryWrites } from '../consumer/entry-writes.js';
+import type { EntryWrites } from './entry-writes.js';
 import { FENCED, type Fenced } from '../ownership/fenced-writes.js';
 import { compareEntryIds } from '../trim/stream-id.js';
 

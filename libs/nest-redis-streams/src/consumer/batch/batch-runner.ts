@@ -1,5 +1,5 @@
-import { countsInRedisOnStart, deliveryOnStart } from '../../consumer/delivery-policy.js';
-import type { EntryWrites } from '../../consumer/entry-writes.js';
+import { countsInRedisOnStart, deliveryOnStart } from '../delivery-policy.js';
+import type { EntryWrites } from '../entry-writes.js';
 import { FENCED } from '../../ownership/fenced-writes.js';
 import type { BatchMembership, HeldEntry } from '../held-entry.js';
 import type { SlotOwner } from '../slot-owner.interface.js';

@@ -6,7 +6,7 @@ import type { RedisStreamsBatchContext } from '../context/redis-streams-batch.co
 import type { TransportEvents } from '../events/transport-events.js';
 import type { PayloadDeserializer } from '../interfaces/payload-codec.interface.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import type { StreamSubscription } from './stream-subscription.js';
+import type { StreamSubscription } from '../server/stream-subscription.js';
 
 /** What a consumer needs from the server that owns it. */
 export interface ConsumerRuntime {

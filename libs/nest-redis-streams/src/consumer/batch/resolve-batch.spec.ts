@@ -1,5 +1,5 @@
 import type { StreamHandlerOptions } from '../../interfaces/stream-handler-options.interface.js';
-import { resolveHandlerOptions, resolveServerOptions } from '../resolve-options.js';
+import { resolveHandlerOptions, resolveServerOptions } from '../../server/resolve-options.js';
 import { batchOptionsOf } from './resolve-batch.js';
 
 const server = resolveServerOptions({ consumer: 'pod-1' });

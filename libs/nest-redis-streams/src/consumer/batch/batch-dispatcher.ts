@@ -7,8 +7,8 @@ import { type EntryDispatcher, logSafely } from '../entry-dispatcher.js';
 import type { FailureHandler } from '../failure-handler.js';
 import type { HeldEntry } from '../held-entry.js';
 import type { SettleOutcome, SlotOwner } from '../slot-owner.interface.js';
-import type { StreamSubscription } from '../stream-subscription.js';
-import { SERVER_MESSAGES } from '../server.messages.js';
+import type { StreamSubscription } from '../../server/stream-subscription.js';
+import { SERVER_MESSAGES } from '../../server/server.messages.js';
 import { BatchOutcomes } from './batch-outcomes.js';
 import { runBatchInTraceContext } from './batch-trace.js';
 

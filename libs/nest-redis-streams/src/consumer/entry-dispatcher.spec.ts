@@ -10,7 +10,7 @@ import { EntryDispatcher } from './entry-dispatcher.js';
 import type { FailureHandler } from './failure-handler.js';
 import { HeldEntry } from './held-entry.js';
 import type { SettleOutcome, SlotOwner } from './slot-owner.interface.js';
-import type { ResolvedHandlerOptions, StreamSubscription } from './stream-subscription.js';
+import type { ResolvedHandlerOptions, StreamSubscription } from '../server/stream-subscription.js';
 
 // The dispatcher decides, per entry, whether the handler runs and what its result means. Its
 // collaborators are faked at their small interfaces: the slot owner records outcomes, the ack

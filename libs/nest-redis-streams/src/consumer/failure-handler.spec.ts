@@ -2,7 +2,7 @@ import { DeadLetterReason } from '../dead-letter-reason.js';
 import { EventInProgressError } from '../errors/event-in-progress.error.js';
 import { NonRetryableError } from '../errors/non-retryable.error.js';
 import { TransportEvents } from '../events/transport-events.js';
-import { EntryWrites } from '../consumer/entry-writes.js';
+import { EntryWrites } from './entry-writes.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { type FailureRuntime, FailureHandler } from './failure-handler.js';
 import { HeldEntry } from './held-entry.js';
