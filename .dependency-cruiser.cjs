@@ -26,6 +26,26 @@ module.exports = {
       from: { path: '^libs/nest-redis-streams/src/(context|events|codec|errors|interfaces)/' },
       to: { path: '^libs/nest-redis-streams/src/(server|recovery|health|metrics|client|module)/' },
     },
+    {
+      name: 'consumer-internals-only-through-its-index',
+      severity: 'error',
+      comment:
+        'The consumer engine is one unit: the server wires it, health and metrics read its view, all through consumer/index.ts.',
+      from: { path: '^libs/nest-redis-streams/src/', pathNot: '^libs/nest-redis-streams/src/consumer/' },
+      to: { path: '^libs/nest-redis-streams/src/consumer/', pathNot: '^libs/nest-redis-streams/src/consumer/index[.]ts$' },
+    },
+    {
+      name: 'consumer-does-not-import-server',
+      severity: 'error',
+      comment:
+        'The server owns the engine, not the other way round. Until the handler registry lands, the engine reads the ' +
+        "server's StreamSubscription type (type-only); specs may drive the engine through the server's option resolution.",
+      from: { path: '^libs/nest-redis-streams/src/consumer/', pathNot: '[.]spec[.]ts$' },
+      to: {
+        path: '^libs/nest-redis-streams/src/server/',
+        pathNot: '^libs/nest-redis-streams/src/server/stream-subscription[.]ts$',
+      },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -7,14 +7,14 @@ import type { OwnedPartition } from '../ownership/owned-partition.interface.js';
 import { partitionOwnerKey } from '../ownership/ownership-keys.js';
 import { PartitionFence } from '../ownership/partition-fence.js';
 import type { StreamSubscription } from '../server/stream-subscription.js';
-import { SERVER_MESSAGES } from '../server/server.messages.js';
+import { CONSUMER_MESSAGES } from './consumer.messages.js';
 import { AckBatcher } from './ack-batcher.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import { PARK_TRIMMED } from './delivery-policy.js';
 import { EntryWrites } from './entry-writes.js';
 import { FailureHandler } from './failure-handler.js';
 import { HeldEntry } from './held-entry.js';
-import type { HeldEntries } from './held-entries.js';
+import type { ConsumerView, HeldView, OwnershipView } from './consumer-view.js';
 import { OwnershipGate } from './ownership-gate.js';
 import { PartitionReader } from './partition-reader.js';
 import { ReadLoop } from './read-loop.js';
@@ -27,7 +27,7 @@ import { ConsumerSlots } from './slots.js';
  * entry writes (entry-writes.ts), and is what recovery (RecoveryTarget) and exclusive ownership
  * (OwnedPartition) see of the consumer.
  */
-export class ConsumerEngine implements RecoveryTarget, OwnedPartition {
+export class ConsumerEngine implements ConsumerView, RecoveryTarget, OwnedPartition {
   /** Exclusive ownership: this instance's hold on the partition (undefined: shared, read always). */
   readonly fence?: PartitionFence;
   private readonly gate: OwnershipGate;
@@ -59,7 +59,7 @@ export class ConsumerEngine implements RecoveryTarget, OwnedPartition {
       this.writes,
       (id) => this.slots.ackRejected(id),
       (count) => count > 0 && rt.events.emit('acked', { stream, group, count }),
-      (err, ids) => rt.logger.error(SERVER_MESSAGES.ackFailed(ids.length, stream, group, err.message)),
+      (err, ids) => rt.logger.error(CONSUMER_MESSAGES.ackFailed(ids.length, stream, group, err.message)),
     );
     // The slots wake the loop when room frees up; the loop feeds the slots.
     const wakeReader = () => this.loop.wake();
@@ -104,7 +104,7 @@ export class ConsumerEngine implements RecoveryTarget, OwnedPartition {
     return this.subscription.partition;
   }
   /** Entries read and not yet settled: running, waiting for a slot, or being acked. */
-  get held(): HeldEntries {
+  get held(): HeldView {
     return this.slots.held;
   }
   get heldCount(): number {
@@ -132,6 +132,10 @@ export class ConsumerEngine implements RecoveryTarget, OwnedPartition {
   /** Since when the loop has been waiting for a free slot (0 while it reads). */
   get waitingForRoomSince(): number {
     return this.loop.waitingForRoomSince;
+  }
+  get ownership(): OwnershipView {
+    const { fence, epoch } = this.gate;
+    return { exclusive: fence !== undefined, held: fence?.held ?? true, generation: fence?.generation ?? null, epoch };
   }
   /** The handler that has been running longest, for liveness checks. */
   longestRunning(now = Date.now()): { id: string; runningMs: number } | null {
@@ -281,7 +285,7 @@ export class ConsumerEngine implements RecoveryTarget, OwnedPartition {
     this.acks.retryRefused();
     await this.acks.drain();
     if (unstarted.length > 0) await this.parking.release(unstarted);
-    this.rt.logger.log(SERVER_MESSAGES.partitionsHandedOver(this.stream, this.group, unstarted.length));
+    this.rt.logger.log(CONSUMER_MESSAGES.partitionsHandedOver(this.stream, this.group, unstarted.length));
   }
 
   /** OwnedPartition: taken while held. Entries not started are dropped; running ones are aborted. */

@@ -8,11 +8,11 @@ import type { AckBatcher } from './ack-batcher.js';
 import type { FailureHandler } from './failure-handler.js';
 import type { HeldEntry } from './held-entry.js';
 import { KeySerializer } from './key-serializer.js';
-import { type Skip, skipBeforeRunning } from '../server/request-guard.js';
+import { type Skip, skipBeforeRunning } from './request-guard.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import type { SettleOutcome, SlotOwner } from './slot-owner.interface.js';
 import type { StreamSubscription } from '../server/stream-subscription.js';
-import { SERVER_MESSAGES } from '../server/server.messages.js';
+import { CONSUMER_MESSAGES } from './consumer.messages.js';
 
 /** What a keyed entry's turn resolves with when the ownership gate refused it at its turn. */
 const NOT_STARTED = Symbol('not started');
@@ -132,11 +132,11 @@ export class EntryDispatcher {
   private skip(entry: HeldEntry, skip: Skip): void {
     const { stream } = this.owner;
     try {
-      if (skip.reason === 'other-group') this.rt.logger.debug(SERVER_MESSAGES.skippedOtherGroup(entry.id, stream, skip.detail));
+      if (skip.reason === 'other-group') this.rt.logger.debug(CONSUMER_MESSAGES.skippedOtherGroup(entry.id, stream, skip.detail));
       else this.rt.logger.warn(skip.detail);
       this.rt.events.emit('skipped', { ...this.owner.ref(entry), reason: skip.reason, detail: skip.detail });
     } catch (err) {
-      logSafely(this.rt, SERVER_MESSAGES.listenerThrew('skipped', entry.id, (err as Error)?.stack ?? err));
+      logSafely(this.rt, CONSUMER_MESSAGES.listenerThrew('skipped', entry.id, (err as Error)?.stack ?? err));
     }
     if (!entry.lost) this.acks.add(entry.id);
     this.owner.settled(entry, entry.lost ? 'lost' : 'skipped');
@@ -145,7 +145,7 @@ export class EntryDispatcher {
   /** An entry delivered too often goes to the dead-letter stream instead of the handler. */
   private refuse(entry: HeldEntry): Promise<SettleOutcome> {
     const { maxDeliveries } = this.subscription.options;
-    const error = new Error(SERVER_MESSAGES.deliveredTooOften(entry.deliveries, maxDeliveries));
+    const error = new Error(CONSUMER_MESSAGES.deliveredTooOften(entry.deliveries, maxDeliveries));
     return this.parking.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
   }
 
@@ -226,7 +226,7 @@ export class EntryDispatcher {
       this.rt.events.emit('handled', { ...this.owner.ref(entry), durationMs, endToEndMs, ok });
     } catch (err) {
       // A listener's bug must not keep the entry from being acked or retried.
-      logSafely(this.rt, SERVER_MESSAGES.listenerThrew('handled', entry.id, (err as Error)?.stack ?? err));
+      logSafely(this.rt, CONSUMER_MESSAGES.listenerThrew('handled', entry.id, (err as Error)?.stack ?? err));
     }
   }
 }

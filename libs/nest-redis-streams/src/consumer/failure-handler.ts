@@ -9,7 +9,7 @@ import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import type { HeldEntry } from './held-entry.js';
 import type { SettleOutcome } from './slot-owner.interface.js';
 import type { ResolvedHandlerOptions } from '../server/stream-subscription.js';
-import { SERVER_MESSAGES } from '../server/server.messages.js';
+import { CONSUMER_MESSAGES } from './consumer.messages.js';
 
 /** The handler options a FailureHandler reads. */
 export type FailureOptions = Pick<ResolvedHandlerOptions, 'maxDeliveries' | 'minIdleTimeMs' | 'deadLetterStream'>;
@@ -38,11 +38,11 @@ export class FailureHandler {
     const { message } = describeError(error);
     const decision = onFailure(entry, error, { maxDeliveries, minIdleTimeMs, retryBackoffMs: this.rt.retryBackoffMs });
     if (decision.action === 'keep-ack') {
-      this.rt.logger.error(SERVER_MESSAGES.failedAfterAck(entry.id, stream, group, message));
+      this.rt.logger.error(CONSUMER_MESSAGES.failedAfterAck(entry.id, stream, group, message));
       return 'acked';
     }
     this.rt.logger.error(
-      SERVER_MESSAGES.handlerFailed(entry.id, stream, group, consumer, entry.deliveries, maxDeliveries, message),
+      CONSUMER_MESSAGES.handlerFailed(entry.id, stream, group, consumer, entry.deliveries, maxDeliveries, message),
     );
     this.rt.events.emit('failed', { ...this.ref(entry), error });
     // For the console's pending view: why it is still pending. Diagnostics only: a failure to
@@ -60,7 +60,7 @@ export class FailureHandler {
       if (trimmed.length > 0) return this.park(entry, PARK_TRIMMED.reason, error, PARK_TRIMMED.requireOwner);
       return lost.length > 0 ? 'lost' : 'retry-scheduled';
     } catch (err) {
-      this.rt.logger.warn(SERVER_MESSAGES.retryNotScheduled(entry.id, (err as Error).message));
+      this.rt.logger.warn(CONSUMER_MESSAGES.retryNotScheduled(entry.id, (err as Error).message));
       return 'left-pending';
     }
   }
@@ -82,12 +82,12 @@ export class FailureHandler {
         return deadLetterId === null ? 'lost' : 'left-pending';
       }
       const cause = error === undefined ? undefined : describeError(error).message;
-      this.rt.logger.warn(SERVER_MESSAGES.deadLettered(entry.id, stream, group, dlq, deadLetterId, reason, cause));
+      this.rt.logger.warn(CONSUMER_MESSAGES.deadLettered(entry.id, stream, group, dlq, deadLetterId, reason, cause));
       this.rt.events.emit('dead-lettered', { ...this.ref(entry), reason, deadLetterStream: dlq, deadLetterId, count: 1 });
       return 'parked';
     } catch (err) {
       entry.parking = false;
-      this.rt.logger.error(SERVER_MESSAGES.deadLetterFailed(entry.id, stream, (err as Error).message));
+      this.rt.logger.error(CONSUMER_MESSAGES.deadLetterFailed(entry.id, stream, (err as Error).message));
       return 'left-pending';
     }
   }
@@ -106,7 +106,7 @@ export class FailureHandler {
         if (gone.has(entry.id)) await this.park(entry, PARK_TRIMMED.reason, undefined, PARK_TRIMMED.requireOwner);
       }
     } catch (err) {
-      this.rt.logger.warn(SERVER_MESSAGES.releaseFailed(entries.length, (err as Error).message));
+      this.rt.logger.warn(CONSUMER_MESSAGES.releaseFailed(entries.length, (err as Error).message));
     }
   }
 

@@ -1,6 +1,7 @@
 // The consumer engine, as the server sees it: nothing outside consumer/ imports its files but
 // through here (see .dependency-cruiser.cjs).
 export { ConsumerEngine } from './consumer-engine.js';
+export type { ConsumerView, HeldEntryView, HeldView, OwnershipView } from './consumer-view.js';
 export type { ConsumerRuntime } from './consumer-runtime.interface.js';
 export { BATCH_MESSAGES } from './batch/batch.messages.js';
 export { batchPrefetch, resolveBatch } from './batch/resolve-batch.js';

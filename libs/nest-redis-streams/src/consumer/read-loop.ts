@@ -5,7 +5,7 @@ import { readWithClaim, reportClaimedByRead } from '../recovery/claim-read.js';
 import type { RecoveryTarget } from '../recovery/recovery-target.interface.js';
 import { auditTrimLossBeforeRead } from '../recovery/trim-audit.js';
 import type { StreamSubscription } from '../server/stream-subscription.js';
-import { SERVER_MESSAGES } from '../server/server.messages.js';
+import { CONSUMER_MESSAGES } from './consumer.messages.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import { heldCountOfClaimRead } from './delivery-policy.js';
 import type { EpochListener } from './ownership-gate.js';
@@ -207,7 +207,7 @@ export class ReadLoop implements EpochListener {
 
   private async recoverFromReadError(err: Error, failures: number, startId: string): Promise<void> {
     if (isNoGroupError(err)) {
-      this.rt.logger.warn(SERVER_MESSAGES.groupDisappeared(this.stream, this.group, err.message, startId));
+      this.rt.logger.warn(CONSUMER_MESSAGES.groupDisappeared(this.stream, this.group, err.message, startId));
       try {
         await this.deps.ensureGroup();
         return;
@@ -216,7 +216,7 @@ export class ReadLoop implements EpochListener {
       }
     }
     const delay = Math.min(100 * 2 ** Math.min(failures - 1, 6), 5_000);
-    this.rt.logger.error(SERVER_MESSAGES.readFailed(this.stream, this.group, explainAclError(err, this.rt.aclUser), delay));
+    this.rt.logger.error(CONSUMER_MESSAGES.readFailed(this.stream, this.group, explainAclError(err, this.rt.aclUser), delay));
     await sleep(delay);
   }
 

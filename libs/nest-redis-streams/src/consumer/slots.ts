@@ -2,7 +2,7 @@ import type { EntryRef } from '../events/transport-events.js';
 import { InvalidOptionsError } from '../errors/invalid-options.error.js';
 import { FENCED } from '../ownership/fenced-writes.js';
 import type { StreamSubscription } from '../server/stream-subscription.js';
-import { SERVER_MESSAGES } from '../server/server.messages.js';
+import { CONSUMER_MESSAGES } from './consumer.messages.js';
 import type { AckBatcher } from './ack-batcher.js';
 import { BatchDispatcher } from './batch/batch-dispatcher.js';
 import { type BatchHost, BatchRunner } from './batch/batch-runner.js';
@@ -210,7 +210,7 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
   }
 
   settledUnexpectedly(entry: HeldEntry, err: unknown): void {
-    logSafely(this.rt, SERVER_MESSAGES.settleFailed(entry.id, this.stream, (err as Error)?.stack ?? err));
+    logSafely(this.rt, CONSUMER_MESSAGES.settleFailed(entry.id, this.stream, (err as Error)?.stack ?? err));
     this.settled(entry, 'left-pending');
   }
 
@@ -296,7 +296,7 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
     // says whether it was really taken.
     if (!entry || entry.lost || entry.acked || entry.parking) return;
     entry.markLost();
-    this.rt.logger.warn(SERVER_MESSAGES.leaseLost(id, this.stream, this.group));
+    this.rt.logger.warn(CONSUMER_MESSAGES.leaseLost(id, this.stream, this.group));
     this.rt.events.emit('lease-lost', this.ref(entry));
   }
 
@@ -309,14 +309,14 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
     const entry = this.held.get(id);
     if (!entry || entry.trimmed) return;
     entry.trimmed = true;
-    this.rt.logger.error(SERVER_MESSAGES.trimmedWhilePending(id, this.stream, this.group));
+    this.rt.logger.error(CONSUMER_MESSAGES.trimmedWhilePending(id, this.stream, this.group));
   }
 
   /** The ack script found the entry owned by another consumer: it was not acked from here. */
   ackRejected(id: string): void {
     const entry = this.held.get(id);
     entry?.markLost();
-    this.rt.logger.warn(SERVER_MESSAGES.ackRejected(id, this.stream, this.group));
+    this.rt.logger.warn(CONSUMER_MESSAGES.ackRejected(id, this.stream, this.group));
     const { stream, group, consumer } = this;
     this.rt.events.emit('lease-lost', { stream, group, consumer, id, deliveries: entry?.deliveries ?? 0 });
   }
