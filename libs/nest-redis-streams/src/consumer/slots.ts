@@ -160,9 +160,9 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
     this.batches?.clear();
   }
 
-  /** Resolves once no handler runs, or after `timeoutMs`. */
-  async untilIdle(timeoutMs: number): Promise<void> {
-    if (this.running > 0) await waitForSignal((resolve) => (this.idle = resolve), timeoutMs);
+  /** Resolves once no handler runs, or after `timeoutMs`; callers ask only while runningCount > 0. */
+  untilIdle(timeoutMs: number): Promise<void> {
+    return waitForSignal((resolve) => (this.idle = resolve), timeoutMs);
   }
 
   /** Takes a slot and starts the entry on its way (see EntryDispatcher). */
