@@ -57,6 +57,22 @@ module.exports = {
       from: { path: '^libs/nest-redis-streams/src/keys/' },
       to: { path: '^libs/nest-redis-streams/src/', pathNot: '^libs/nest-redis-streams/src/keys/' },
     },
+    {
+      name: 'consumer-internals-only-through-its-index',
+      severity: 'error',
+      comment:
+        'The consumer engine is one unit: the server wires it, health and metrics read its view, all through consumer/index.ts.',
+      from: { path: '^libs/nest-redis-streams/src/', pathNot: '^libs/nest-redis-streams/src/consumer/' },
+      to: { path: '^libs/nest-redis-streams/src/consumer/', pathNot: '^libs/nest-redis-streams/src/consumer/index[.]ts$' },
+    },
+    {
+      name: 'consumer-does-not-import-server',
+      severity: 'error',
+      comment:
+        "The server owns the engine, not the other way round: what to consume (StreamSubscription) is the engine's own type.",
+      from: { path: '^libs/nest-redis-streams/src/consumer/' },
+      to: { path: '^libs/nest-redis-streams/src/server/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

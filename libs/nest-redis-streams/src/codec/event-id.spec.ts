@@ -1,4 +1,4 @@
-import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
+import { DeadLetterReason } from '../dead-letter-reason.js';
 import { InvalidEventIdError } from '../errors/invalid-event-id.error.js';
 import { UndecodableEventIdError } from '../errors/undecodable-event-id.error.js';
 import { decodeEntry, encodeEnvelope } from './envelope.js';

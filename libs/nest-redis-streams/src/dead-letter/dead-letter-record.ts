@@ -1,4 +1,4 @@
-import { DeadLetterReason } from './dead-letter-reason.js';
+import { DeadLetterReason } from '../dead-letter-reason.js';
 
 export { DeadLetterReason };
 

@@ -1,4 +1,4 @@
-import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
+import { DeadLetterReason } from '../dead-letter-reason.js';
 
 /** A stream entry whose fields cannot be turned into handler data. It is dead-lettered at once. */
 export class UndecodableEntryError extends Error {

@@ -1,4 +1,4 @@
-import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
+import { DeadLetterReason } from '../dead-letter-reason.js';
 import { UndecodableEntryError } from './undecodable-entry.error.js';
 
 /**

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
+import type { DeadLetterReason } from '../dead-letter-reason.js';
 
 /** Identifies one entry of one group. */
 export interface EntryRef {

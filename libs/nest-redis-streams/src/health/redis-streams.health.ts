@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { type HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import { SERVER_DEFAULTS } from '../constants.js';
 import type { RedisStreamsServer } from '../server/redis-streams.server.js';
-import type { StreamConsumer } from '../server/stream-consumer.js';
+import type { ConsumerView } from '../consumer/index.js';
 import { HEALTH_DEFAULTS, HEALTH_MESSAGES } from './health.constants.js';
 import type { LivenessOptions, ReadinessOptions } from './health-options.interface.js';
 import { collectServerStats, type ConsumerStats, readyCommands } from './server-stats.js';
@@ -33,7 +33,7 @@ export type OwnershipReport = ReturnType<RedisStreamsServer['getOwnership']>[num
 @Injectable()
 export class RedisStreamsHealthIndicator {
   // A loop that never completed a read is timed from when an indicator first looked at it.
-  private readonly firstSeen = new WeakMap<StreamConsumer, number>();
+  private readonly firstSeen = new WeakMap<ConsumerView, number>();
 
   constructor(private readonly health: HealthIndicatorService) {}
 
@@ -148,7 +148,7 @@ export class RedisStreamsHealthIndicator {
     return { ...stats, status, readLoopAgeMs, oldestRunningMs, ...(reasons.length > 0 && { reason: reasons.join(' ') }) };
   }
 
-  private readLoopAgeMs(consumer: StreamConsumer, now: number): number {
+  private readLoopAgeMs(consumer: ConsumerView, now: number): number {
     if (consumer.lastReadAt > 0) return now - consumer.lastReadAt;
     let seen = this.firstSeen.get(consumer);
     if (seen === undefined) this.firstSeen.set(consumer, (seen = now));

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { RedisStreamsServer } from '../server/redis-streams.server.js';
-import type { StreamConsumer } from '../server/stream-consumer.js';
+import type { ConsumerView } from '../consumer/index.js';
 import { HEALTH_MESSAGES } from './health.constants.js';
 import { collectStreamStatsBatch, type StreamStats, type StreamStatsTarget } from './stream-stats.js';
 import { withTimeout } from './with-timeout.js';
@@ -8,7 +8,7 @@ import { withTimeout } from './with-timeout.js';
 /** Figures of one consumer of a server, or why they could not be read. */
 export interface ConsumerStats {
   /** The consumer (stream, group, read-loop progress). */
-  consumer: StreamConsumer;
+  consumer: ConsumerView;
   /** Its figures, or the error that replaced them. */
   stats: StreamStats | Error;
 }
@@ -24,7 +24,7 @@ export function readyCommands(server: RedisStreamsServer): Redis {
 }
 
 /** The stream, group and dead-letter stream a consumer works on. */
-export function statsTarget(consumer: StreamConsumer): StreamStatsTarget {
+export function statsTarget(consumer: ConsumerView): StreamStatsTarget {
   return { stream: consumer.stream, group: consumer.group, deadLetterStream: consumer.subscription.options.deadLetterStream };
 }
 

@@ -1,5 +1,5 @@
 import type { OwnershipEventMap, TransportEventMap } from '../events/transport-events.js';
-import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
+import { DeadLetterReason } from '../dead-letter-reason.js';
 import type { MetricInstruments } from './metric-instruments.js';
 
 /** One recorder per transport event, turning it into counter increments and observations. */

@@ -7,7 +7,7 @@ import { withTimeout } from '../health/with-timeout.js';
 import { CAPABILITY_NAMES, type ServerCapabilities } from '../redis/capabilities.js';
 import { isConnectionClosedError } from '../redis/errors/reply-errors.js';
 import type { RedisStreamsServer } from '../server/redis-streams.server.js';
-import type { StreamConsumer } from '../server/stream-consumer.js';
+import type { ConsumerView } from '../consumer/index.js';
 import { clientWriteRecorder } from './client-recorder.js';
 import { eventRecorders } from './event-recorders.js';
 import { getOrCreateInstruments, type InstrumentSettings, type MetricInstruments } from './metric-instruments.js';
@@ -27,7 +27,7 @@ interface Attachment {
   lastError: string | null;
   lastMemoryError: string | null;
   /** When each read loop was first seen without a completed read (a loop that never reads ages). */
-  firstSeen: WeakMap<StreamConsumer, number>;
+  firstSeen: WeakMap<ConsumerView, number>;
 }
 
 /**
@@ -232,7 +232,7 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
   }
 
   /** Read-loop age and the reclaim threshold: this instance's own figures. */
-  private setLoopGauges(attachment: Attachment, consumers: StreamConsumer[], now: number): void {
+  private setLoopGauges(attachment: Attachment, consumers: ConsumerView[], now: number): void {
     const m = attachment.instruments;
     for (const consumer of consumers) {
       const labels = { stream: consumer.stream, group: consumer.group };
@@ -247,7 +247,7 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
     }
   }
 
-  private setGauges(m: MetricInstruments, consumer: StreamConsumer, { stats, streamLength }: SampledStreamStats): void {
+  private setGauges(m: MetricInstruments, consumer: ConsumerView, { stats, streamLength }: SampledStreamStats): void {
     const labels = { stream: consumer.stream, group: consumer.group };
     if (streamLength === null) m.streamLength.remove({ stream: consumer.stream });
     else m.streamLength.set({ stream: consumer.stream }, streamLength);

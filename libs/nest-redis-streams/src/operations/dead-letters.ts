@@ -1,4 +1,4 @@
-import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
+import { DeadLetterReason } from '../dead-letter-reason.js';
 import type { DeadLetter, DeadLetterService } from '../dead-letter/dead-letter.service.js';
 import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
+import { DeadLetterReason } from '../dead-letter-reason.js';
+import { parkEntry as parkEntryWrite } from '../dead-letter/park-entry.js';
 import { deadLetterMetadata } from '../dead-letter/dead-letter-record.js';
 import { isNoGroupError } from '../redis/errors/reply-errors.js';
 import type { XPendingRow } from '../redis/replies.js';
@@ -65,16 +66,14 @@ export async function parkEntry(
   const error = Object.assign(new Error(OPERATIONS_MESSAGES.parkedByOperator(actor)), { name: PARKED_BY_OPERATOR });
   const reason = entry ? DeadLetterReason.NON_RETRYABLE : DeadLetterReason.PAYLOAD_TRIMMED;
   const meta = deadLetterMetadata({ reason, stream, id, group, consumer, deliveries: Number(deliveries), error });
-  const deadLetterId = await redis.nrsDeadLetterIfOwned(
-    stream,
-    deadLetterStream,
-    group,
-    consumer,
-    id,
-    '0',
-    String(meta.length),
-    ...meta,
+  // Unfenced, whoever owns it: the operator's decision stands over any consumer's.
+  const deadLetterId = await parkEntryWrite(
+    redis,
+    { stream, group, consumer },
+    { id, deadLetterStream, requireOwner: '0', metadata: meta },
   );
-  if (!deadLetterId) throw new OperationError('not-found', OPERATIONS_MESSAGES.notPending(stream, group, id));
+  // Null: not pending any more (FENCED cannot come back, the write is not fenced).
+  if (typeof deadLetterId !== 'string' || deadLetterId === '')
+    throw new OperationError('not-found', OPERATIONS_MESSAGES.notPending(stream, group, id));
   return { parked: id, deadLetterId };
 }

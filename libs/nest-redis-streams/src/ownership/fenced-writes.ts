@@ -10,86 +10,58 @@ import type { PartitionFence } from './partition-fence.js';
 // partition, the next renewal keeps the generation and the write may be sent again; if somebody
 // did, the coordinator finds out and the consumer drops the partition (see README, "Exclusive
 // ownership"). Callers must not read it as "the entry belongs to another consumer".
+//
+// The consumer writes through its EntryWrites (consumer/entry-writes.ts), which holds the target
+// once; lease renewal (recovery/) passes its RecoveryTarget, which is one.
 
 /** Redis refused the write's generation; see above. */
 export const FENCED: unique symbol = Symbol('fenced');
 export type Fenced = typeof FENCED;
 
-/** nrsClaimIfOwned, fenced when `fence` is given. */
+/** Whose entries a write touches: one consumer of one stream and group, fenced or not. */
+export interface WriteTarget {
+  readonly stream: string;
+  readonly group: string;
+  readonly consumer: string;
+  /** Exclusive ownership: every write is fenced by the partition's generation. */
+  readonly fence?: PartitionFence;
+}
+
+/** What a claim answers: the ids another consumer owns now, and those whose payload was trimmed. */
+export type ClaimAnswer = [lost: string[], trimmed: string[]];
+
+/** The leading arguments of a fenced script (after its first key), or null while no generation is held. */
+export function fenceArgs(fence: PartitionFence): [ownerKey: string, member: string, generation: string] | null {
+  const { generation, ownerKey, member } = fence;
+  return generation === null ? null : [ownerKey, member, generation];
+}
+
+/** nrsClaimIfOwned, fenced when the target has a fence. */
 export async function claimIfOwned(
   redis: ScriptedRedis,
-  fence: PartitionFence | undefined,
-  stream: string,
-  group: string,
-  consumer: string,
+  { stream, group, consumer, fence }: WriteTarget,
   idleMs: number,
   retryCount: number,
   ids: string[],
-): Promise<[lost: string[], trimmed: string[]] | Fenced> {
+): Promise<ClaimAnswer | Fenced> {
   if (!fence) return redis.nrsClaimIfOwned(stream, group, consumer, idleMs, retryCount, ...ids);
-  const generation = fence.generation;
-  if (generation === null) return [ids, []];
-  const { ownerKey, member } = fence;
-  const reply = await redis.nrsClaimIfOwnedFenced(
-    stream,
-    ownerKey,
-    member,
-    generation,
-    group,
-    consumer,
-    idleMs,
-    retryCount,
-    ...ids,
-  );
+  const fenced = fenceArgs(fence);
+  if (fenced === null) return [ids, []];
+  const reply = await redis.nrsClaimIfOwnedFenced(stream, ...fenced, group, consumer, idleMs, retryCount, ...ids);
   return reply ?? FENCED;
 }
 
-/** nrsAckIfOwned, fenced when `fence` is given; resolves with the ids not acked. */
+/** nrsAckIfOwned, fenced when the target has a fence; resolves with the ids not acked. */
 export async function ackIfOwned(
   redis: ScriptedRedis,
-  fence: PartitionFence | undefined,
-  stream: string,
-  group: string,
-  consumer: string,
+  { stream, group, consumer, fence }: WriteTarget,
   smallest: string,
   largest: string,
   ids: string[],
 ): Promise<string[] | Fenced> {
   if (!fence) return redis.nrsAckIfOwned(stream, group, consumer, smallest, largest, ...ids);
-  const generation = fence.generation;
-  if (generation === null) return [...new Set(ids)];
-  const { ownerKey, member } = fence;
-  const reply = await redis.nrsAckIfOwnedFenced(stream, ownerKey, member, generation, group, consumer, smallest, largest, ...ids);
+  const fenced = fenceArgs(fence);
+  if (fenced === null) return [...new Set(ids)];
+  const reply = await redis.nrsAckIfOwnedFenced(stream, ...fenced, group, consumer, smallest, largest, ...ids);
   return reply ?? FENCED;
-}
-
-/** nrsDeadLetterIfOwned, fenced when `fence` is given; null when not owned. */
-export async function deadLetterIfOwned(
-  redis: ScriptedRedis,
-  fence: PartitionFence | undefined,
-  stream: string,
-  dlq: string,
-  group: string,
-  consumer: string,
-  id: string,
-  requireOwner: '1' | '0',
-  rest: string[],
-): Promise<string | null | Fenced> {
-  if (!fence) return redis.nrsDeadLetterIfOwned(stream, dlq, group, consumer, id, requireOwner, ...rest);
-  const generation = fence.generation;
-  if (generation === null) return null;
-  const { ownerKey, member } = fence;
-  const reply = await redis.nrsDeadLetterIfOwnedFenced(
-    stream,
-    dlq,
-    ownerKey,
-    member,
-    generation,
-    group,
-    consumer,
-    id,
-    requireOwner,
-    ...rest,
-  );
-  return reply === 0 ? FENCED : reply;
 }

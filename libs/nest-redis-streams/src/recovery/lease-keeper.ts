@@ -33,12 +33,12 @@ export class LeaseKeeper {
     // Exclusive ownership: a partition given up or lost has nothing to renew from here.
     if (this.consumer.fence && this.consumer.fence.generation === null) return;
     this.busy = true;
-    const { stream, group, consumer } = this.consumer;
+    const { stream, group } = this.consumer;
     try {
       const ids = this.renewable();
       for (let i = 0; i < ids.length; i += IDS_PER_CALL) {
         const chunk = ids.slice(i, i + IDS_PER_CALL);
-        const renewed = await claimIfOwned(this.redis, this.consumer.fence, stream, group, consumer, 0, -1, chunk);
+        const renewed = await claimIfOwned(this.redis, this.consumer, 0, -1, chunk);
         // The partition's lease had run out: nothing is known lost yet. The ownership round renews
         // it (same generation: the entries are still this consumer's) or finds it taken.
         if (renewed === FENCED) break;

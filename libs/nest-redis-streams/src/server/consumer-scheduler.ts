@@ -6,7 +6,7 @@ import { Reclaimer } from '../recovery/reclaimer.js';
 import { removeIdleConsumers } from '../recovery/idle-consumers.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import type { ResolvedServerOptions } from './resolve-options.js';
-import type { StreamConsumer } from './stream-consumer.js';
+import type { StreamConsumer } from '../consumer/index.js';
 
 /** Fastest lease renewal period: renewing more often buys nothing and costs round trips. */
 const MIN_LEASE_PERIOD_MS = 50;

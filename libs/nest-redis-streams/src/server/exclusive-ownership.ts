@@ -3,9 +3,9 @@ import type { TransportEvents } from '../events/transport-events.js';
 import { groupMembersKey } from '../keys/index.js';
 import { OwnershipCoordinator } from '../ownership/ownership-coordinator.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
+import type { StreamConsumer } from '../consumer/index.js';
 import type { HandlerRegistration } from './handler-registry.js';
-import type { StreamConsumer } from './stream-consumer.js';
-import type { StreamSubscription } from './stream-subscription.js';
+import type { StreamSubscription } from '../consumer/index.js';
 
 /**
  * Starts one ownership coordinator per logical stream and group whose handler asked for

@@ -5,7 +5,7 @@ import { MESSAGES } from '../messages.js';
 import { partitionStreams } from '../keys/index.js';
 import { type ResolvedServerOptions, optionsForPartition, resolveHandlerOptions } from './resolve-options.js';
 import { streamNameOf } from './stream-pattern.js';
-import type { ResolvedHandlerOptions, StreamSubscription } from './stream-subscription.js';
+import type { ResolvedHandlerOptions, StreamSubscription } from '../consumer/index.js';
 
 /** Where a handler reads: its stream (without key prefix, as Nest normalised the pattern) and group. */
 export interface HandlerAddress {

@@ -19,7 +19,6 @@ import { connectOrExplain, quitWithin, watchStatus } from '../redis/connect.js';
 import { createRedisConnection, isClusterConnection } from '../redis/connection.factory.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
 import { tracingEnabled } from '../tracing/trace-context.js';
-import { ConsumerScheduler } from './consumer-scheduler.js';
 import { type DirectHandler, findDirectHandlers } from './direct-handlers.js';
 import { ownershipReport, startOwnership } from './exclusive-ownership.js';
 import { type HandlerRegistration, HandlerRegistry } from './handler-registry.js';
@@ -28,10 +27,11 @@ import { type RunWithProcessingHooks, betweenProcessingHooks } from './processin
 import { ReplyWriter } from './reply-writer.js';
 import { RequestResponder } from './request-responder.js';
 import { type ResolvedServerOptions, resolveServerOptions } from './resolve-options.js';
+import { ConsumerEngine, type StreamConsumer } from '../consumer/index.js';
+import { ConsumerScheduler } from './consumer-scheduler.js';
 import { SERVER_MESSAGES } from './server.messages.js';
 import { settleWithin } from './shutdown-deadline.js';
-import { StreamConsumer } from './stream-consumer.js';
-import type { StreamSubscription } from './stream-subscription.js';
+import type { StreamSubscription } from '../consumer/index.js';
 
 /** Past shutdownTimeoutMs, how long a shutdown may still take before its connections are dropped. */
 const SHUTDOWN_GRACE_MS = 5_000;
@@ -233,7 +233,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       );
       this.readers.push(reader);
       await connectOrExplain(reader, connection);
-      const consumer = new StreamConsumer(subscription, { ...runtime, reader });
+      const consumer = new ConsumerEngine(subscription, { ...runtime, reader });
       await consumer.start();
       this.consumers.push(consumer);
       this.consumerOf.set(subscription, consumer);

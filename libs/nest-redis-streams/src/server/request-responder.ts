@@ -6,7 +6,7 @@ import type { RedisStreamsContext } from '../context/redis-streams.context.js';
 import type { PartitionFence } from '../ownership/partition-fence.js';
 import type { AnswerPacket, ReplyWriter } from './reply-writer.js';
 import { SERVER_MESSAGES } from './server.messages.js';
-import type { StreamSubscription } from './stream-subscription.js';
+import type { StreamSubscription } from '../consumer/index.js';
 
 type Respond = (packet: WritePacket) => Promise<unknown> | void;
 

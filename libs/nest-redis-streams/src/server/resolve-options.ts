@@ -4,9 +4,8 @@ import type { RedisStreamsServerOptions } from '../interfaces/server-options.int
 import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.interface.js';
 import { MESSAGES } from '../messages.js';
 import { defaultDeadLetterStream, replyStreamPrefix, slotOf } from '../keys/index.js';
-import { BATCH_MESSAGES } from './batch/batch.messages.js';
-import { batchPrefetch, resolveBatch } from './batch/resolve-batch.js';
-import type { ResolvedHandlerOptions } from './stream-subscription.js';
+import { BATCH_MESSAGES, batchPrefetch, resolveBatch } from '../consumer/index.js';
+import type { ResolvedHandlerOptions } from '../consumer/index.js';
 import { SERVER_MESSAGES } from './server.messages.js';
 
 export type ResolvedServerOptions = typeof SERVER_DEFAULTS &

@@ -1,4 +1,4 @@
-import { waitForSignal } from './wait-for-signal.js';
+import { waitForSignal } from '../consumer/index.js';
 
 /**
  * A shutdown must end even when Redis never answers (a node that died in a failover, with

@@ -2,7 +2,7 @@ import { of, Subject, throwError } from 'rxjs';
 import { encodeEnvelope } from '../codec/envelope.js';
 import { JsonCodec } from '../codec/json.codec.js';
 import { ENVELOPE } from '../constants.js';
-import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
+import { DeadLetterReason } from '../dead-letter-reason.js';
 import { TransportEvents } from '../events/transport-events.js';
 import type { AckBatcher } from './ack-batcher.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';

@@ -1,6 +1,6 @@
-import type { StreamHandlerOptions } from '../../interfaces/stream-handler-options.interface.js';
-import { resolveHandlerOptions, resolveServerOptions } from '../resolve-options.js';
-import { batchOptionsOf } from './resolve-batch.js';
+import type { StreamHandlerOptions } from '../interfaces/stream-handler-options.interface.js';
+import { resolveHandlerOptions, resolveServerOptions } from './resolve-options.js';
+import { batchOptionsOf } from '../consumer/index.js';
 
 const server = resolveServerOptions({ consumer: 'pod-1' });
 const resolve = (extras: StreamHandlerOptions) => resolveHandlerOptions(server, extras, 'orders');

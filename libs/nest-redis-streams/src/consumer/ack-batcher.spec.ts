@@ -1,5 +1,6 @@
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { AckBatcher } from './ack-batcher.js';
+import { EntryWrites } from './entry-writes.js';
 import { PartitionFence } from '../ownership/partition-fence.js';
 
 // The batcher is driven against a fake of the one script it calls, nrsAckIfOwned: it acks the
@@ -65,15 +66,19 @@ function setup(fence?: PartitionFence) {
   const lost: string[] = [];
   const acked: number[] = [];
   const errors: Array<[message: string, ids: string[]]> = [];
+  const writes = new EntryWrites(redis as unknown as ScriptedRedis, {
+    stream: 'orders',
+    group: 'billing',
+    consumer: 'c1',
+    fence,
+    deadLetterStream: 'orders:dlq',
+    minIdleTimeMs: 30_000,
+  });
   const batcher = new AckBatcher(
-    redis as unknown as ScriptedRedis,
-    'orders',
-    'billing',
-    'c1',
+    writes,
     (id) => lost.push(id),
     (count) => acked.push(count),
     (err, ids) => errors.push([err.message, ids]),
-    fence,
   );
   return { batcher, redis, lost, acked, errors };
 }

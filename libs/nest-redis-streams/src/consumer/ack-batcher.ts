@@ -1,6 +1,5 @@
-import { FENCED, type Fenced, ackIfOwned } from '../ownership/fenced-writes.js';
-import type { PartitionFence } from '../ownership/partition-fence.js';
-import type { ScriptedRedis } from '../redis/scripts.js';
+import type { EntryWrites } from './entry-writes.js';
+import { FENCED, type Fenced } from '../ownership/fenced-writes.js';
 import { compareEntryIds } from '../keys/index.js';
 
 /** Largest number of ids sent in one ack script call. */
@@ -29,15 +28,11 @@ export class AckBatcher {
   private scheduled = false;
 
   constructor(
-    private readonly redis: ScriptedRedis,
-    private readonly stream: string,
-    private readonly group: string,
-    private readonly consumer: string,
+    /** The consumer's writes; under exclusive ownership its acks are fenced by the partition's generation. */
+    private readonly writes: Pick<EntryWrites, 'ack' | 'fence'>,
     private readonly onLost: (id: string) => void,
     private readonly onAcked: (count: number) => void,
     private readonly onError: (err: Error, ids: string[]) => void,
-    /** Exclusive ownership: acks are fenced by the partition's generation. */
-    private readonly fence?: PartitionFence,
   ) {}
 
   /** Queues an ack; nothing to await (a failed ack leaves the entry pending for redelivery). */
@@ -69,7 +64,7 @@ export class AckBatcher {
     if (this.refused.length === 0) return;
     const ids = this.refused;
     this.refused = [];
-    if (this.fence?.generation === this.refusedUnder) {
+    if (this.writes.fence?.generation === this.refusedUnder) {
       this.queue.push(...ids);
       this.schedule();
       return;
@@ -111,7 +106,7 @@ export class AckBatcher {
 
   private async send(ids: string[]): Promise<void> {
     let lost: string[] | Fenced = [];
-    const generation = this.fence?.generation ?? null;
+    const generation = this.writes.fence?.generation ?? null;
     try {
       let smallest = ids[0];
       let largest = ids[0];
@@ -119,7 +114,7 @@ export class AckBatcher {
         if (compareEntryIds(ids[i], smallest) < 0) smallest = ids[i];
         else if (compareEntryIds(ids[i], largest) > 0) largest = ids[i];
       }
-      lost = await ackIfOwned(this.redis, this.fence, this.stream, this.group, this.consumer, smallest, largest, ids);
+      lost = await this.writes.ack(smallest, largest, ids);
     } catch (err) {
       this.onError(err as Error, ids);
       this.settle(ids, new Set(ids));
@@ -131,7 +126,7 @@ export class AckBatcher {
       this.refused.push(...ids);
       this.refusedUnder = generation;
       // Revoked (or granted anew) while this call was in flight: that renewal will never come.
-      if (this.fence?.generation !== generation) this.retryRefused();
+      if (this.writes.fence?.generation !== generation) this.retryRefused();
       return;
     }
     const lostSet = new Set(lost);

@@ -8,7 +8,7 @@ import type { FailureHandler } from '../failure-handler.js';
 import type { HeldEntry } from '../held-entry.js';
 import type { SettleOutcome, SlotOwner } from '../slot-owner.interface.js';
 import type { StreamSubscription } from '../stream-subscription.js';
-import { SERVER_MESSAGES } from '../server.messages.js';
+import { CONSUMER_MESSAGES } from '../consumer.messages.js';
 import { BatchOutcomes } from './batch-outcomes.js';
 import { runBatchInTraceContext } from './batch-trace.js';
 
@@ -129,7 +129,7 @@ export class BatchDispatcher {
     try {
       send();
     } catch (err) {
-      logSafely(this.rt, SERVER_MESSAGES.listenerThrew(event, entry.id, (err as Error)?.stack ?? err));
+      logSafely(this.rt, CONSUMER_MESSAGES.listenerThrew(event, entry.id, (err as Error)?.stack ?? err));
     }
   }
 }

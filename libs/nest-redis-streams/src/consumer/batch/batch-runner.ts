@@ -1,13 +1,12 @@
-import { FENCED, claimIfOwned } from '../../ownership/fenced-writes.js';
-import type { PartitionFence } from '../../ownership/partition-fence.js';
-import type { ConsumerRuntime } from '../consumer-runtime.interface.js';
+import { countsInRedisOnStart, deliveryOnStart } from '../delivery-policy.js';
+import type { EntryWrites } from '../entry-writes.js';
+import { FENCED } from '../../ownership/fenced-writes.js';
 import type { BatchMembership, HeldEntry } from '../held-entry.js';
 import type { SlotOwner } from '../slot-owner.interface.js';
 import type { ResolvedBatchOptions } from './resolve-batch.js';
 
 /** What a BatchRunner needs from the consumer that holds the entries. */
 export interface BatchHost extends SlotOwner {
-  readonly fence?: PartitionFence;
   /** Handlers may start: not stopping, and (exclusive ownership) the partition is held. */
   mayStartBatch(): boolean;
   /** Takes handler slots for the entries of a starting batch (they count as running). */
@@ -49,7 +48,8 @@ export class BatchRunner {
 
   constructor(
     private readonly host: BatchHost,
-    private readonly rt: Pick<ConsumerRuntime, 'commands'>,
+    /** The consumer's writes: a replayed or reclaimed entry's delivery is counted through them. */
+    private readonly writes: Pick<EntryWrites, 'countDelivery'>,
     private readonly options: ResolvedBatchOptions & { concurrency: number; maxDeliveries: number },
     private readonly startBatch: BatchStart,
   ) {}
@@ -160,13 +160,12 @@ export class BatchRunner {
    * meanwhile settle as lost and stay out of the batch; refused by the fence, as unstarted.
    */
   private async countDeliveries(entries: HeldEntry[]): Promise<void> {
-    const { maxDeliveries } = this.options;
     const byCount = new Map<number, HeldEntry[]>();
     for (const entry of entries) {
       if (!entry.countOnStart) continue;
       entry.countOnStart = false;
-      const next = entry.deliveries + 1;
-      if (entry.fields === null || next > maxDeliveries) {
+      const next = deliveryOnStart(entry.deliveries);
+      if (!countsInRedisOnStart(entry.fields, next, this.options)) {
         // Parked before the handler without a claim, as a single entry would be.
         entry.deliveries = next;
         continue;
@@ -175,11 +174,10 @@ export class BatchRunner {
       if (same) same.push(entry);
       else byCount.set(next, [entry]);
     }
-    const { stream, group, consumer, fence } = this.host;
     await Promise.all(
       [...byCount].map(async ([next, members]) => {
         const ids = members.map((entry) => entry.id);
-        const claimed = await claimIfOwned(this.rt.commands, fence, stream, group, consumer, 0, next, ids);
+        const claimed = await this.writes.countDelivery(ids, next);
         if (claimed === FENCED) {
           // The lease had run out by Redis' clock: they stay pending for the partition's owner.
           for (const entry of members) this.host.settled(entry, 'unstarted');

@@ -1,8 +1,8 @@
 import { isObservable, lastValueFrom } from 'rxjs';
 import { decodeScanned, type DecodedEntry, scanEntry } from '../codec/envelope.js';
 import { RedisStreamsContext } from '../context/redis-streams.context.js';
-import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
-import { UndecodableEntryError } from '../errors/undecodable-entry.error.js';
+import { DeadLetterReason } from '../dead-letter-reason.js';
+import { parkBeforeRun, undecodableReason } from './delivery-policy.js';
 import { runInTraceContext } from '../tracing/trace-context.js';
 import type { AckBatcher } from './ack-batcher.js';
 import type { FailureHandler } from './failure-handler.js';
@@ -12,7 +12,7 @@ import { type Skip, skipBeforeRunning } from './request-guard.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import type { SettleOutcome, SlotOwner } from './slot-owner.interface.js';
 import type { StreamSubscription } from './stream-subscription.js';
-import { SERVER_MESSAGES } from './server.messages.js';
+import { CONSUMER_MESSAGES } from './consumer.messages.js';
 
 /** What a keyed entry's turn resolves with when the ownership gate refused it at its turn. */
 const NOT_STARTED = Symbol('not started');
@@ -93,7 +93,10 @@ export class EntryDispatcher {
    */
   prepare(entry: HeldEntry): DecodedEntry | null {
     const { fields } = entry;
-    if (fields === null) {
+    // Asked before the skip check, which a trimmed payload cannot go through; an exhausted budget
+    // is parked only after it (an entry this group must not run is skipped, whatever its count).
+    const early = parkBeforeRun(fields, entry.deliveries, this.subscription.options);
+    if (fields === null || early === DeadLetterReason.PAYLOAD_TRIMMED) {
       this.settleAfter(entry, this.parking.park(entry, DeadLetterReason.PAYLOAD_TRIMMED));
       return null;
     }
@@ -109,16 +112,14 @@ export class EntryDispatcher {
       this.skip(entry, skip);
       return null;
     }
-    const early = this.refuse(entry);
     if (early !== null) {
-      this.settleAfter(entry, early);
+      this.settleAfter(entry, this.refuse(entry));
       return null;
     }
     try {
       return decodeScanned(scan, fields, this.rt.deserializer);
     } catch (err) {
-      const reason = err instanceof UndecodableEntryError ? err.reason : DeadLetterReason.UNDECODABLE;
-      this.settleAfter(entry, this.parking.park(entry, reason, err));
+      this.settleAfter(entry, this.parking.park(entry, undecodableReason(err), err));
       return null;
     }
   }
@@ -131,21 +132,20 @@ export class EntryDispatcher {
   private skip(entry: HeldEntry, skip: Skip): void {
     const { stream } = this.owner;
     try {
-      if (skip.reason === 'other-group') this.rt.logger.debug(SERVER_MESSAGES.skippedOtherGroup(entry.id, stream, skip.detail));
+      if (skip.reason === 'other-group') this.rt.logger.debug(CONSUMER_MESSAGES.skippedOtherGroup(entry.id, stream, skip.detail));
       else this.rt.logger.warn(skip.detail);
       this.rt.events.emit('skipped', { ...this.owner.ref(entry), reason: skip.reason, detail: skip.detail });
     } catch (err) {
-      logSafely(this.rt, SERVER_MESSAGES.listenerThrew('skipped', entry.id, (err as Error)?.stack ?? err));
+      logSafely(this.rt, CONSUMER_MESSAGES.listenerThrew('skipped', entry.id, (err as Error)?.stack ?? err));
     }
     if (!entry.lost) this.acks.add(entry.id);
     this.owner.settled(entry, entry.lost ? 'lost' : 'skipped');
   }
 
   /** An entry delivered too often goes to the dead-letter stream instead of the handler. */
-  private refuse(entry: HeldEntry): Promise<SettleOutcome> | null {
+  private refuse(entry: HeldEntry): Promise<SettleOutcome> {
     const { maxDeliveries } = this.subscription.options;
-    if (entry.deliveries <= maxDeliveries) return null;
-    const error = new Error(SERVER_MESSAGES.deliveredTooOften(entry.deliveries, maxDeliveries));
+    const error = new Error(CONSUMER_MESSAGES.deliveredTooOften(entry.deliveries, maxDeliveries));
     return this.parking.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
   }
 
@@ -226,7 +226,7 @@ export class EntryDispatcher {
       this.rt.events.emit('handled', { ...this.owner.ref(entry), durationMs, endToEndMs, ok });
     } catch (err) {
       // A listener's bug must not keep the entry from being acked or retried.
-      logSafely(this.rt, SERVER_MESSAGES.listenerThrew('handled', entry.id, (err as Error)?.stack ?? err));
+      logSafely(this.rt, CONSUMER_MESSAGES.listenerThrew('handled', entry.id, (err as Error)?.stack ?? err));
     }
   }
 }

@@ -1,26 +1,18 @@
-import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
-import { isDeferral } from '../errors/event-in-progress.error.js';
-import { isNonRetryable } from '../errors/non-retryable.error.js';
+import { DeadLetterReason } from '../dead-letter-reason.js';
+import { PARK_TRIMMED, onFailure } from './delivery-policy.js';
 import type { EntryRef } from '../events/transport-events.js';
 import { deadLetterMetadata, describeError, escapedOriginalFields } from '../dead-letter/dead-letter-record.js';
-import { FENCED, claimIfOwned, deadLetterIfOwned } from '../ownership/fenced-writes.js';
+import type { EntryWrites } from './entry-writes.js';
+import { FENCED } from '../ownership/fenced-writes.js';
 import { recordHandlerError } from '../recovery/handler-errors.js';
-import type { PartitionFence } from '../ownership/partition-fence.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import type { HeldEntry } from './held-entry.js';
 import type { SettleOutcome } from './slot-owner.interface.js';
 import type { ResolvedHandlerOptions } from './stream-subscription.js';
-import { SERVER_MESSAGES } from './server.messages.js';
+import { CONSUMER_MESSAGES } from './consumer.messages.js';
 
-/** The stream, group and consumer whose entries a FailureHandler settles: plain values. */
-export interface FailureScope {
-  stream: string;
-  group: string;
-  consumer: string;
-  options: Pick<ResolvedHandlerOptions, 'maxDeliveries' | 'minIdleTimeMs' | 'deadLetterStream'>;
-  /** Exclusive ownership: every write is fenced by the partition's generation. */
-  fence?: PartitionFence;
-}
+/** The handler options a FailureHandler reads. */
+export type FailureOptions = Pick<ResolvedHandlerOptions, 'maxDeliveries' | 'minIdleTimeMs' | 'deadLetterStream'>;
 
 /** The runtime services a FailureHandler writes through. */
 export type FailureRuntime = Pick<ConsumerRuntime, 'commands' | 'events' | 'logger' | 'retryBackoffMs'>;
@@ -34,23 +26,23 @@ export type FailureRuntime = Pick<ConsumerRuntime, 'commands' | 'events' | 'logg
  */
 export class FailureHandler {
   constructor(
-    private readonly scope: FailureScope,
+    /** The consumer's writes: its stream, group, name and fence. */
+    private readonly writes: EntryWrites,
+    private readonly options: FailureOptions,
     private readonly rt: FailureRuntime,
   ) {}
 
   async fail(entry: HeldEntry, error: unknown): Promise<SettleOutcome> {
-    const { stream, group, consumer, options } = this.scope;
-    const { maxDeliveries, minIdleTimeMs } = options;
+    const { stream, group, consumer } = this.writes;
+    const { maxDeliveries, minIdleTimeMs } = this.options;
     const { message } = describeError(error);
-    if (entry.acked) {
-      // The handler acknowledged the entry itself (manual ack) and failed afterwards: its ack
-      // stands. A retry or a dead letter would run acknowledged work again (a re-drive would
-      // duplicate it), and parking would race the ack and report a reclaim that never happened.
-      this.rt.logger.error(SERVER_MESSAGES.failedAfterAck(entry.id, stream, group, message));
+    const decision = onFailure(entry, error, { maxDeliveries, minIdleTimeMs, retryBackoffMs: this.rt.retryBackoffMs });
+    if (decision.action === 'keep-ack') {
+      this.rt.logger.error(CONSUMER_MESSAGES.failedAfterAck(entry.id, stream, group, message));
       return 'acked';
     }
     this.rt.logger.error(
-      SERVER_MESSAGES.handlerFailed(entry.id, stream, group, consumer, entry.deliveries, maxDeliveries, message),
+      CONSUMER_MESSAGES.handlerFailed(entry.id, stream, group, consumer, entry.deliveries, maxDeliveries, message),
     );
     this.rt.events.emit('failed', { ...this.ref(entry), error });
     // For the console's pending view: why it is still pending. Diagnostics only: a failure to
@@ -58,42 +50,25 @@ export class FailureHandler {
     const errorClass = describeError(error).errorClass;
     const record = { id: entry.id, consumer, deliveries: entry.deliveries, errorClass, message };
     void recordHandlerError(this.rt.commands, stream, group, record).catch(() => undefined);
-    if (entry.lost) return 'lost';
-    if (entry.trimmed) return this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
-    if (isNonRetryable(error)) return this.park(entry, DeadLetterReason.NON_RETRYABLE, error);
-    // A deferral (the event is being handled elsewhere) is not an attempt: the delivery count is
-    // set back so that the next claim restores it, and no retry budget is used.
-    const deferred = isDeferral(error);
-    if (!deferred && entry.deliveries >= maxDeliveries) return this.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
-    // Backdate the idle time so the reclaimer retries after the backoff, not at once and not
-    // only after a full min-idle (Redis caps delivery times at "now", so min-idle is the cap).
-    const backoff = Math.min(minIdleTimeMs, this.rt.retryBackoffMs * (deferred ? 1 : 2 ** (entry.deliveries - 1)));
+    if (decision.action === 'lost') return 'lost';
+    if (decision.action === 'park') return this.park(entry, decision.reason, error, decision.requireOwner);
     try {
-      const claimed = await claimIfOwned(
-        this.rt.commands,
-        this.scope.fence,
-        stream,
-        group,
-        consumer,
-        minIdleTimeMs - backoff,
-        deferred ? Math.max(0, entry.deliveries - 1) : -1,
-        [entry.id],
-      );
+      const claimed = await this.writes.retry(entry.id, decision.idleMs, decision.retryCount);
       // The lease had run out: the entry stays pending here (or goes to the partition's new owner).
       if (claimed === FENCED) return 'left-pending';
       const [lost, trimmed] = claimed;
-      if (trimmed.length > 0) return this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, error, false);
+      if (trimmed.length > 0) return this.park(entry, PARK_TRIMMED.reason, error, PARK_TRIMMED.requireOwner);
       return lost.length > 0 ? 'lost' : 'retry-scheduled';
     } catch (err) {
-      this.rt.logger.warn(SERVER_MESSAGES.retryNotScheduled(entry.id, (err as Error).message));
+      this.rt.logger.warn(CONSUMER_MESSAGES.retryNotScheduled(entry.id, (err as Error).message));
       return 'left-pending';
     }
   }
 
   /** Moves an entry to the dead-letter stream and acks it, atomically and only while owned. */
   async park(entry: HeldEntry, reason: DeadLetterReason, error?: unknown, requireOwner = true): Promise<SettleOutcome> {
-    const { stream, group, consumer, options } = this.scope;
-    const dlq = options.deadLetterStream;
+    const { stream, group, consumer } = this.writes;
+    const dlq = this.options.deadLetterStream;
     const metadata = deadLetterMetadata({ reason, stream, id: entry.id, group, consumer, deliveries: entry.deliveries, error });
     // Until the write's answer is handled, a lease renewal may find the entry gone from the PEL:
     // by this very write, not by another consumer's claim (see StreamConsumer.markLost).
@@ -101,28 +76,18 @@ export class FailureHandler {
     try {
       // The script copies the payload from the stream itself, byte for byte; the fields held here
       // (decoded as UTF-8) are only the fallback for an entry trimmed away meanwhile.
-      const deadLetterId = await deadLetterIfOwned(
-        this.rt.commands,
-        this.scope.fence,
-        stream,
-        dlq,
-        group,
-        consumer,
-        entry.id,
-        requireOwner ? '1' : '0',
-        [String(metadata.length), ...metadata, ...escapedOriginalFields(entry.fields)],
-      );
+      const deadLetterId = await this.writes.park(entry.id, requireOwner, metadata, escapedOriginalFields(entry.fields));
       if (deadLetterId === null || deadLetterId === FENCED) {
         entry.parking = false;
         return deadLetterId === null ? 'lost' : 'left-pending';
       }
       const cause = error === undefined ? undefined : describeError(error).message;
-      this.rt.logger.warn(SERVER_MESSAGES.deadLettered(entry.id, stream, group, dlq, deadLetterId, reason, cause));
+      this.rt.logger.warn(CONSUMER_MESSAGES.deadLettered(entry.id, stream, group, dlq, deadLetterId, reason, cause));
       this.rt.events.emit('dead-lettered', { ...this.ref(entry), reason, deadLetterStream: dlq, deadLetterId, count: 1 });
       return 'parked';
     } catch (err) {
       entry.parking = false;
-      this.rt.logger.error(SERVER_MESSAGES.deadLetterFailed(entry.id, stream, (err as Error).message));
+      this.rt.logger.error(CONSUMER_MESSAGES.deadLetterFailed(entry.id, stream, (err as Error).message));
       return 'left-pending';
     }
   }
@@ -132,31 +97,21 @@ export class FailureHandler {
    * Those whose payload was trimmed meanwhile are parked with the fields held here.
    */
   async release(entries: HeldEntry[]): Promise<void> {
-    const { stream, group, consumer, options } = this.scope;
     try {
-      const claimed = await claimIfOwned(
-        this.rt.commands,
-        this.scope.fence,
-        stream,
-        group,
-        consumer,
-        options.minIdleTimeMs,
-        -1,
-        entries.map((entry) => entry.id),
-      );
+      const claimed = await this.writes.handBack(entries.map((entry) => entry.id));
       // Fenced: the partition's next owner takes its whole PEL over, idle or not.
       if (claimed === FENCED) return;
       const gone = new Set(claimed[1]);
       for (const entry of entries) {
-        if (gone.has(entry.id)) await this.park(entry, DeadLetterReason.PAYLOAD_TRIMMED, undefined, false);
+        if (gone.has(entry.id)) await this.park(entry, PARK_TRIMMED.reason, undefined, PARK_TRIMMED.requireOwner);
       }
     } catch (err) {
-      this.rt.logger.warn(SERVER_MESSAGES.releaseFailed(entries.length, (err as Error).message));
+      this.rt.logger.warn(CONSUMER_MESSAGES.releaseFailed(entries.length, (err as Error).message));
     }
   }
 
   private ref(entry: HeldEntry): EntryRef {
-    const { stream, group, consumer } = this.scope;
+    const { stream, group, consumer } = this.writes;
     return { stream, group, consumer, id: entry.id, deliveries: entry.deliveries };
   }
 }

@@ -36,11 +36,11 @@ const entry = (n: number) => new HeldEntry(`${n}-0`, ['v', String(n)], 1, owner)
 const flushMicrotasks = () => new Promise<void>((resolve) => queueMicrotask(resolve));
 
 describe('BatchRunner', () => {
-  const rt = { commands: {} as never };
+  const writes = {} as never;
   let started: HeldEntry[][];
   let host: ReturnType<typeof fakeHost>;
   const runner = (maxSize: number, maxWaitMs: number, concurrency = 1) =>
-    new BatchRunner(host, rt, { maxSize, maxWaitMs, concurrency, maxDeliveries: 5 }, (entries) => started.push(entries));
+    new BatchRunner(host, writes, { maxSize, maxWaitMs, concurrency, maxDeliveries: 5 }, (entries) => started.push(entries));
 
   beforeEach(() => {
     jest.useFakeTimers({ doNotFake: ['queueMicrotask', 'nextTick', 'setImmediate'] });

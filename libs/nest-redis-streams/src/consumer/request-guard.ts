@@ -1,6 +1,6 @@
 import type { ScannedEntry } from '../codec/envelope.js';
 import type { SkipReason } from '../events/transport-events.js';
-import { SERVER_MESSAGES } from './server.messages.js';
+import { CONSUMER_MESSAGES } from './consumer.messages.js';
 
 /** Why an entry is acknowledged without running its handler, in words for the log. */
 export interface Skip {
@@ -31,18 +31,18 @@ export interface GuardContext {
  */
 export function skipBeforeRunning(id: string, scan: ScannedEntry, at: GuardContext): Skip | null {
   if (scan.targetGroup !== undefined && scan.targetGroup !== at.group) {
-    return { reason: 'other-group', detail: SERVER_MESSAGES.redrivenToOtherGroup(scan.targetGroup, at.group) };
+    return { reason: 'other-group', detail: CONSUMER_MESSAGES.redrivenToOtherGroup(scan.targetGroup, at.group) };
   }
   if (at.kind === 'message' && scan.replyTo !== undefined && !scan.replyTo.startsWith(at.replyStreamPrefix)) {
     return {
       reason: 'reply-to-refused',
-      detail: SERVER_MESSAGES.replyToRefused(id, at.stream, scan.replyTo, at.replyStreamPrefix),
+      detail: CONSUMER_MESSAGES.replyToRefused(id, at.stream, scan.replyTo, at.replyStreamPrefix),
     };
   }
   if (scan.deadline !== undefined && at.now > scan.deadline) {
     return {
       reason: 'request-expired',
-      detail: SERVER_MESSAGES.requestExpired(id, at.stream, at.group, at.now - scan.deadline, scan.deadline),
+      detail: CONSUMER_MESSAGES.requestExpired(id, at.stream, at.group, at.now - scan.deadline, scan.deadline),
     };
   }
   return null;

@@ -1,7 +1,8 @@
-import { DeadLetterReason } from '../dead-letter/dead-letter-reason.js';
+import { DeadLetterReason } from '../dead-letter-reason.js';
 import { EventInProgressError } from '../errors/event-in-progress.error.js';
 import { NonRetryableError } from '../errors/non-retryable.error.js';
 import { TransportEvents } from '../events/transport-events.js';
+import { EntryWrites } from './entry-writes.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { type FailureRuntime, FailureHandler } from './failure-handler.js';
 import { HeldEntry } from './held-entry.js';
@@ -92,10 +93,15 @@ function setup(scope: Partial<typeof options> = {}, retryBackoffMs = 1_000) {
   events.on('failed', (event) => failed.push(event.id));
   events.on('dead-lettered', ({ id, reason, deadLetterId }) => deadLettered.push({ id, reason, deadLetterId }));
   const rt = { commands: commands as unknown as ScriptedRedis, logger, events, retryBackoffMs } as unknown as FailureRuntime;
-  const handler = new FailureHandler(
-    { stream: 'orders', group: 'billing', consumer: 'c1', options: { ...options, ...scope } },
-    rt,
-  );
+  const resolved = { ...options, ...scope };
+  const writes = new EntryWrites(commands as unknown as ScriptedRedis, {
+    stream: 'orders',
+    group: 'billing',
+    consumer: 'c1',
+    deadLetterStream: resolved.deadLetterStream,
+    minIdleTimeMs: resolved.minIdleTimeMs,
+  });
+  const handler = new FailureHandler(writes, resolved, rt);
   return { handler, commands, logger, failed, deadLettered };
 }
 

@@ -1,0 +1,80 @@
+import { type ParkWrite, parkEntry } from '../dead-letter/park-entry.js';
+import { type ClaimAnswer, type Fenced, type WriteTarget, ackIfOwned, claimIfOwned } from '../ownership/fenced-writes.js';
+import type { PartitionFence } from '../ownership/partition-fence.js';
+import type { ScriptedRedis } from '../redis/scripts.js';
+
+/** The consumer whose entries an EntryWrites writes: plain values, and its fence. */
+export interface EntryWriteScope extends WriteTarget {
+  readonly deadLetterStream: string;
+  readonly minIdleTimeMs: number;
+}
+
+/**
+ * The only way a consumer writes its entries: ack, claim (renew, count a delivery, retry, hand
+ * back) and park. Built once per consumer, it holds the stream, group, consumer name and fence
+ * and takes only what varies. Every write checks, inside its script, that this consumer still
+ * owns the entry (and, under exclusive ownership, that Redis accepts the partition's generation:
+ * FENCED otherwise, see ownership/fenced-writes.ts).
+ */
+export class EntryWrites implements WriteTarget {
+  readonly stream: string;
+  readonly group: string;
+  readonly consumer: string;
+  readonly fence?: PartitionFence;
+  private readonly deadLetterStream: string;
+  private readonly minIdleTimeMs: number;
+
+  constructor(
+    private readonly redis: ScriptedRedis,
+    scope: EntryWriteScope,
+  ) {
+    this.stream = scope.stream;
+    this.group = scope.group;
+    this.consumer = scope.consumer;
+    this.fence = scope.fence;
+    this.deadLetterStream = scope.deadLetterStream;
+    this.minIdleTimeMs = scope.minIdleTimeMs;
+  }
+
+  /** Acks the ids still owned (one script call); resolves with the ids not acked. */
+  ack(smallest: string, largest: string, ids: string[]): Promise<string[] | Fenced> {
+    return ackIfOwned(this.redis, this, smallest, largest, ids);
+  }
+
+  /** Renews the lease of running entries: idle reset, delivery count unchanged. */
+  renew(ids: string[]): Promise<ClaimAnswer | Fenced> {
+    return claimIfOwned(this.redis, this, 0, -1, ids);
+  }
+
+  /** A replayed or reclaimed entry starts: its delivery count becomes `deliveries` (see delivery-policy.ts). */
+  countDelivery(ids: string[], deliveries: number): Promise<ClaimAnswer | Fenced> {
+    return claimIfOwned(this.redis, this, 0, deliveries, ids);
+  }
+
+  /** A failed entry waits for its retry: idle set to `idleMs`, count set to `retryCount` unless -1. */
+  retry(id: string, idleMs: number, retryCount: number): Promise<ClaimAnswer | Fenced> {
+    return claimIfOwned(this.redis, this, idleMs, retryCount, [id]);
+  }
+
+  /** Hands entries back: idle set to min-idle, so any consumer's reclaimer takes them next round. */
+  handBack(ids: string[]): Promise<ClaimAnswer | Fenced> {
+    return claimIfOwned(this.redis, this, this.minIdleTimeMs, -1, ids);
+  }
+
+  /** Parks one entry in this consumer's dead-letter stream (see dead-letter/park-entry.ts). */
+  park(
+    id: string,
+    requireOwner: boolean,
+    metadata: readonly string[],
+    fallbackFields: readonly string[],
+  ): Promise<string | null | Fenced> {
+    const park: ParkWrite = {
+      id,
+      deadLetterStream: this.deadLetterStream,
+      requireOwner: requireOwner ? '1' : '0',
+      metadata,
+      fallbackFields,
+    };
+    return parkEntry(this.redis, this, park);
+  }
+}

@@ -1,0 +1,34 @@
+import type { PartitionFence } from '../ownership/partition-fence.js';
+
+/** What the read loop asks before it reads and checks every reply against (see OwnershipGate). */
+export interface ReadGate {
+  /** Exclusive ownership: the hold on the partition (undefined: shared). */
+  readonly fence: PartitionFence | undefined;
+  /** The epoch a read is issued under; its reply is taken in only while it is still current. */
+  readonly epoch: number;
+  /** A new generation was granted: the partition's whole PEL is to be taken over first. */
+  readonly takeoverDue: boolean;
+  mayRead(): boolean;
+  isCurrent(epoch: number): boolean;
+  /** The takeover issued under `epoch` is done (false: a newer one is due). */
+  tookOver(epoch: number): boolean;
+}
+
+/** Where the read loop puts what it read, and what it asks of what is held. */
+export interface EntrySink {
+  /** How many more new entries may be read. */
+  readonly room: number;
+  /**
+   * Takes an entry in; the caller made sure its read was issued under the current epoch.
+   * `countOnStart`: its delivery is counted when it starts (replayed or reclaimed), not by the read.
+   */
+  take(id: string, fields: string[] | null, deliveries: number, countOnStart: boolean): void;
+  /** Ids held now (running, waiting), for filtering many at once. */
+  heldIds(): Set<string>;
+  /** Whether an entry with this id is held. */
+  holds(id: string): boolean;
+  /** Ids finished here whose ack is not answered yet: pending in Redis, but done. */
+  unsentAcks(): Set<string>;
+  /** A held entry's handler ran past maxHandlerMs (its lease is not renewed any more). */
+  holdsExpiredLease(): boolean;
+}

@@ -1,0 +1,258 @@
+import { explainAclError } from '../redis/acl-hint.js';
+import { isNoGroupError } from '../redis/errors/reply-errors.js';
+import { type StreamEntryReply, type XReadGroupReply, takeRows } from '../redis/replies.js';
+import { readWithClaim, reportClaimedByRead } from '../recovery/claim-read.js';
+import type { RecoveryTarget } from '../recovery/recovery-target.interface.js';
+import { auditTrimLossBeforeRead } from '../recovery/trim-audit.js';
+import type { StreamSubscription } from './stream-subscription.js';
+import { CONSUMER_MESSAGES } from './consumer.messages.js';
+import type { ConsumerRuntime } from './consumer-runtime.interface.js';
+import { heldCountOfClaimRead } from './delivery-policy.js';
+import type { EpochListener } from './ownership-gate.js';
+import type { PartitionReader } from './partition-reader.js';
+import type { EntrySink, ReadGate } from './read-gate.interface.js';
+import { waitForSignal } from './wait-for-signal.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** What the read loop reads through and hands its entries to; built once by the consumer. */
+export interface ReadLoopDeps {
+  readonly gate: ReadGate;
+  readonly sink: EntrySink;
+  /** The consumer as recovery sees it: the trim audit and CLAIM reads report against it. */
+  readonly target: RecoveryTarget;
+  /** Exclusive ownership: the fenced reads of the partition. */
+  readonly partitionReader?: PartitionReader;
+  /** Creates the group (idempotent); the loop calls it again when the group disappeared. */
+  readonly ensureGroup: () => Promise<void>;
+}
+
+/**
+ * The read loop of one consumer: start-up (and every reconnect) replays this consumer's own
+ * pending entries (ID `0`) before new ones (`>`); then plain reads, CLAIM reads (8.4+) or, under
+ * exclusive ownership, fenced reads after a takeover of the partition's PEL. It reads only while
+ * the sink has room and the gate lets it, takes a reply in only under the epoch it was issued
+ * under, and backs off on errors. It decides nothing about what runs: the sink does.
+ */
+export class ReadLoop implements EpochListener {
+  /** Time of the last successful read (or empty read) of the loop: a liveness signal. */
+  lastReadAt = 0;
+  /**
+   * Since when the loop has been waiting for a free slot (0 while it reads). A loop that waits
+   * for room is healthy as long as its handlers are: liveness looks at their age instead.
+   */
+  waitingForRoomSince = 0;
+  private stopping = false;
+  /** Set on every reconnect of the reader and every new epoch: read own pending entries first. */
+  private replayOwnPending = false;
+  private done: Promise<void> = Promise.resolve();
+  private wakeUp: (() => void) | null = null;
+  private readonly gate: ReadGate;
+  private readonly sink: EntrySink;
+
+  constructor(
+    private readonly subscription: StreamSubscription,
+    private readonly rt: ConsumerRuntime,
+    private readonly deps: ReadLoopDeps,
+  ) {
+    this.gate = deps.gate;
+    this.sink = deps.sink;
+  }
+
+  private get stream(): string {
+    return this.subscription.stream;
+  }
+  private get group(): string {
+    return this.subscription.options.group;
+  }
+
+  start(): void {
+    // After a reconnect, replay this consumer's own PEL: a read whose reply was lost with the
+    // connection (Redis restarted, CLIENT KILL) left entries pending under this name that nothing
+    // would hand to a handler before min-idle passed and the reclaimer took them.
+    this.rt.reader.on('ready', () => (this.replayOwnPending = true));
+    this.done = this.run();
+  }
+
+  /** No more reads (a blocking read in flight ends with its reply, or when the caller interrupts it). */
+  stop(): void {
+    this.stopping = true;
+    this.wake();
+  }
+
+  /** Resolves once the loop has ended. */
+  ended(): Promise<void> {
+    return this.done;
+  }
+
+  /** Ends a wait for room or for ownership: look again. */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  /** EpochListener: what was read under the ending epoch is replayed from Redis, in order. */
+  epochEnded(): void {
+    this.replayOwnPending = true;
+  }
+
+  private async run(): Promise<void> {
+    const { options } = this.subscription;
+    // Start-up replays this consumer's own PEL (entries a crash or a shutdown timeout left).
+    let replaying = true;
+    let cursor = '-';
+    let failures = 0;
+    // Whether the next read may cross entries trimmed before the group read them: on servers that
+    // forget such a loss once read past (rt.readForgetsTrimGap), the audit counts it first. Only a
+    // read straight after a short one (the group was caught up, and this loop read on at once)
+    // cannot: a full batch leaves a backlog, and so may any wait or error in between.
+    let mayCrossTrimGap = true;
+    while (!this.stopping) {
+      const crossCheck = mayCrossTrimGap && this.rt.readForgetsTrimGap;
+      mayCrossTrimGap = true;
+      if (this.gate.fence && !this.gate.mayRead()) {
+        await this.waitForOwnership();
+        continue;
+      }
+      if (this.replayOwnPending) {
+        this.replayOwnPending = false;
+        replaying = true;
+        cursor = '-';
+      }
+      const room = this.sink.room;
+      if (room <= 0) {
+        this.waitingForRoomSince = Date.now();
+        await new Promise<void>((resolve) => (this.wakeUp = resolve));
+        this.wakeUp = null;
+        this.waitingForRoomSince = 0;
+        continue;
+      }
+      try {
+        if (this.gate.takeoverDue) {
+          await this.takeOverPending(this.deps.partitionReader!);
+          continue;
+        }
+        if (replaying) {
+          const epoch = this.gate.epoch;
+          const { consumer } = this.rt;
+          const rows = await this.rt.commands.nrsReadOwnPending(this.stream, this.group, consumer, cursor, room);
+          failures = 0;
+          this.lastReadAt = Date.now();
+          // Read under an older epoch: the new one replays again from the start.
+          if (!this.gate.isCurrent(epoch)) continue;
+          if (rows.length === 0) {
+            replaying = false;
+            continue;
+          }
+          cursor = rows[rows.length - 1][0];
+          // Finished here with the ack not yet answered: pending in Redis, but done.
+          const acking = this.sink.unsentAcks();
+          const heldIds = this.sink.heldIds();
+          takeRows(rows, ([id, deliveries, fields]) => {
+            // Still running (or waiting) here after a reconnect: nothing to replay, nothing counted.
+            if (heldIds.has(id) || acking.has(id)) return;
+            this.sink.take(id, fields, Number(deliveries), true);
+          });
+          continue;
+        }
+        if (crossCheck) await auditTrimLossBeforeRead(this.deps.target, this.rt.commands, this.rt.events, this.rt.logger);
+        if (this.deps.partitionReader) {
+          await this.readFenced(this.deps.partitionReader, room);
+          continue;
+        }
+        // CLAIM reads (8.4+): idle entries of dead consumers come with the new ones, as soon as they
+        // are claimable. Not while an entry here has an expired lease (a hung handler): the read
+        // would hand it back to this consumer and reset its idle time, hiding it from the others.
+        if (this.rt.claimRead && !this.sink.holdsExpiredLease()) {
+          const { minIdleTimeMs } = this.subscription.options;
+          const isHeld = (id: string) => this.sink.holds(id) || this.sink.unsentAcks().has(id);
+          const read = await readWithClaim(this.rt.reader, this.deps.target, room, this.rt.blockMs, minIdleTimeMs, isHeld);
+          failures = 0;
+          this.lastReadAt = Date.now();
+          takeRows(read.fresh, this.acceptRead);
+          for (const c of read.claimed) {
+            // Counted by the read already; like an XAUTOCLAIM'd entry it is checked to be still
+            // ours when it starts (taken over while it waited for a slot: not run), which sets the
+            // same count again.
+            this.sink.take(c.id, c.fields, heldCountOfClaimRead(c.deliveries), true);
+          }
+          if (read.claimed.length > 0) reportClaimedByRead(this.rt, this.deps.target, read.claimed.length);
+          continue;
+        }
+        const reply = (await this.rt.reader.xreadgroup(
+          'GROUP',
+          this.group,
+          this.rt.consumer,
+          'COUNT',
+          room,
+          'BLOCK',
+          this.rt.blockMs,
+          'STREAMS',
+          this.stream,
+          '>',
+        )) as XReadGroupReply;
+        failures = 0;
+        this.lastReadAt = Date.now();
+        const entries = reply?.[0]?.[1];
+        mayCrossTrimGap = (entries?.length ?? 0) >= room;
+        if (entries) takeRows(entries, this.acceptRead);
+      } catch (err) {
+        // Closing the reader is how stop() interrupts a blocking read; whatever it throws then
+        // (single node or cluster wording) is the end of the loop, not a fault.
+        if (this.stopping) break;
+        failures++;
+        await this.recoverFromReadError(err as Error, failures, options.startId);
+      }
+    }
+  }
+
+  private async recoverFromReadError(err: Error, failures: number, startId: string): Promise<void> {
+    if (isNoGroupError(err)) {
+      this.rt.logger.warn(CONSUMER_MESSAGES.groupDisappeared(this.stream, this.group, err.message, startId));
+      try {
+        await this.deps.ensureGroup();
+        return;
+      } catch (createErr) {
+        err = createErr as Error;
+      }
+    }
+    const delay = Math.min(100 * 2 ** Math.min(failures - 1, 6), 5_000);
+    this.rt.logger.error(CONSUMER_MESSAGES.readFailed(this.stream, this.group, explainAclError(err, this.rt.aclUser), delay));
+    await sleep(delay);
+  }
+
+  /** An entry read for the first time (its delivery was counted by the read). */
+  private readonly acceptRead = (row: StreamEntryReply): void => this.sink.take(row[0], row[1], 1, false);
+
+  /**
+   * Waits for a grant or renewal (or a stop). The loop is idle on purpose, so it counts as alive:
+   * a standby instance must not fail its liveness check.
+   */
+  private async waitForOwnership(): Promise<void> {
+    await waitForSignal((resolve) => (this.wakeUp = resolve), this.rt.blockMs);
+    this.wakeUp = null;
+    this.lastReadAt = Date.now();
+  }
+
+  /** After a grant: the partition's whole PEL becomes this consumer's, then is replayed in order. */
+  private async takeOverPending(reader: PartitionReader): Promise<void> {
+    const epoch = this.gate.epoch;
+    if (!(await reader.takeOverPending((ids) => this.deps.target.tombstone(ids)))) return;
+    // A grant (or a hand-over) came while it ran: the takeover of that one is still to do.
+    if (!this.gate.tookOver(epoch)) return;
+    this.replayOwnPending = true;
+  }
+
+  private async readFenced(reader: PartitionReader, room: number): Promise<void> {
+    const epoch = this.gate.epoch;
+    const read = await reader.read(room);
+    if (read === 'not-held') return;
+    this.lastReadAt = Date.now();
+    if (read === 'refused') return this.waitForOwnership(); // the coordinator finds out why
+    // Answered after a hand-over, a loss or a new grant: what it read stays pending, for the
+    // takeover of whoever owns the partition now (this instance included), which runs it in
+    // order. Taken in, it would start before the entries pending ahead of it.
+    if (!this.gate.isCurrent(epoch)) return;
+    if (read.entries.length === 0) return reader.waitForNew(read.lastId);
+    takeRows(read.entries, this.acceptRead);
+  }
+}
