@@ -137,7 +137,8 @@ describe('read loop edges', () => {
     await redis.xreadgroup('GROUP', 'nest', 'ghost', 'COUNT', 2, 'STREAMS', stream, '>');
     const { app, server } = await startMicroservice([recorderController(stream, seen)], { reclaimIntervalMs: 0 });
     closers.push(() => app.close());
-    const [consumer] = server.getConsumers();
+    // White-box: the engine itself (getConsumers() is read-only), handed a claim as the reclaimer does.
+    const [consumer] = server['consumers'];
     // Claimed the way the reclaimer does: JUSTID, the delivery is counted when the handler starts.
     const claimed = (await redis.xautoclaim(stream, 'nest', consumer.consumer, 0, '0-0', 'COUNT', 10, 'JUSTID')) as [
       string,

@@ -29,7 +29,8 @@ describe('parking and lease renewal', () => {
     closers.push(() => app.close());
     const lost: string[] = [];
     server.events.on('lease-lost', (e) => lost.push(e.id));
-    const consumer = server.getConsumers()[0];
+    // White-box: the engine itself (getConsumers() is read-only), to drive its lease keeper by hand.
+    const consumer = server['consumers'][0];
     const commands = server.unwrap<ScriptedRedis>();
     const keeper = new LeaseKeeper(consumer, commands, server.events, new Logger('test'));
     const heldAtRenewal: string[][] = [];

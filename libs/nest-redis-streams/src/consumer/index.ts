@@ -7,7 +7,7 @@ export { BATCH_MESSAGES } from './batch/batch.messages.js';
 export { batchOptionsOf, batchPrefetch, resolveBatch } from './batch/resolve-batch.js';
 export { waitForSignal } from './wait-for-signal.js';
 
-import type { ConsumerEngine } from './consumer-engine.js';
-/** One consumer of one stream and group, as `RedisStreamsServer.getConsumers()` lists it. */
-export type StreamConsumer = ConsumerEngine;
+import type { ConsumerView } from './consumer-view.js';
+/** One consumer of one stream and group, as `RedisStreamsServer.getConsumers()` lists it: read-only. */
+export type StreamConsumer = ConsumerView;
 export type { ResolvedHandlerOptions, StreamSubscription } from './stream-subscription.js';

@@ -6,7 +6,7 @@ import { Reclaimer } from '../recovery/reclaimer.js';
 import { removeIdleConsumers } from '../recovery/idle-consumers.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import type { ResolvedServerOptions } from './resolve-options.js';
-import type { StreamConsumer } from '../consumer/index.js';
+import type { ConsumerEngine } from '../consumer/index.js';
 
 /** Fastest lease renewal period: renewing more often buys nothing and costs round trips. */
 const MIN_LEASE_PERIOD_MS = 50;
@@ -60,9 +60,9 @@ export class ConsumerScheduler {
   ) {}
 
   /** Reclaimers of the given consumers, for a manual round (`server.reclaimNow()`, tests). */
-  readonly reclaimers = new Map<StreamConsumer, Reclaimer>();
+  readonly reclaimers = new Map<ConsumerEngine, Reclaimer>();
 
-  schedule(consumers: StreamConsumer[]): void {
+  schedule(consumers: ConsumerEngine[]): void {
     for (const consumer of consumers) {
       const id = `${consumer.stream}:${consumer.group}:${consumer.consumer}`;
       const reclaimer = new Reclaimer(consumer, this.redis, this.options.reclaimCount, this.events, this.logger);

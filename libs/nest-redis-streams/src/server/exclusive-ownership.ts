@@ -3,7 +3,7 @@ import type { TransportEvents } from '../events/transport-events.js';
 import { groupMembersKey } from '../keys/index.js';
 import { OwnershipCoordinator } from '../ownership/ownership-coordinator.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import type { StreamConsumer } from '../consumer/index.js';
+import type { ConsumerEngine } from '../consumer/index.js';
 import type { HandlerRegistration } from './handler-registry.js';
 import type { StreamSubscription } from '../consumer/index.js';
 
@@ -15,7 +15,7 @@ import type { StreamSubscription } from '../consumer/index.js';
  */
 export async function startOwnership(
   registrations: readonly HandlerRegistration[],
-  consumerOf: (subscription: StreamSubscription) => StreamConsumer,
+  consumerOf: (subscription: StreamSubscription) => ConsumerEngine,
   member: string,
   redis: ScriptedRedis,
   events: TransportEvents,

@@ -63,9 +63,9 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
   private readonly handlers: HandlerRegistry;
   private commands: ScriptedRedis | null = null;
   private readonly readers: Redis[] = [];
-  private readonly consumers: StreamConsumer[] = [];
+  private readonly consumers: ConsumerEngine[] = [];
   /** The consumer of each subscription (a request's answer is fenced by its consumer's lease). */
-  private readonly consumerOf = new Map<StreamSubscription, StreamConsumer>();
+  private readonly consumerOf = new Map<StreamSubscription, ConsumerEngine>();
   private scheduler: ConsumerScheduler | null = null;
   /** Exclusive ownership: one coordinator per logical stream and group (none when shared). */
   private coordinators: OwnershipCoordinator[] = [];
@@ -107,7 +107,10 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     this.responder = new RequestResponder(nest, replies, this.logger);
   }
 
-  /** Every stream consumer of this server (one per stream and group). */
+  /**
+   * Every stream consumer of this server (one per stream and group), read-only: what health,
+   * metrics and the console read. Nothing outside the engine changes a consumer's state.
+   */
   getConsumers(): readonly StreamConsumer[] {
     return this.consumers;
   }
