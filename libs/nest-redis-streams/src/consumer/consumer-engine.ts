@@ -185,7 +185,7 @@ export class ConsumerEngine implements ConsumerView, RecoveryTarget, OwnedPartit
     this.rt.reader.disconnect();
     await this.loop.ended();
     this.slots.clearWaiting();
-    // Awaited only while handlers run: an idle consumer's hand-over settles in the same turn (see handOver).
+    // Awaited only while handlers run, so an idle consumer adds no turn before its acks drain (see handOver).
     if (this.slots.runningCount > 0) await this.slots.untilIdle(timeoutMs);
     await this.acks.drain();
     // Handed back from here on: a lease renewal must not claim them again, which would undo the
@@ -281,8 +281,8 @@ export class ConsumerEngine implements ConsumerView, RecoveryTarget, OwnedPartit
     // Entries queued behind their ordering key do not start either: they settle as unstarted.
     this.gate.newEpoch();
     this.loop.wake();
-    // No await while nothing runs: the coordinator's round then sees the partition released
-    // within the round that started the hand-over (its rebalance count relies on it).
+    // No wait while nothing runs: an idle partition is released as soon as its acks drain, not a
+    // turn later, so the taker's next round usually finds it free.
     if (this.slots.runningCount > 0) await this.slots.untilIdle(this.subscription.options.maxHandlerMs);
     // Still held (renewals go on during a hand-over): acks refused in a stall go out once more.
     this.acks.retryRefused();

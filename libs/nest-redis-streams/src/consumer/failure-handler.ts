@@ -71,7 +71,7 @@ export class FailureHandler {
     const dlq = this.options.deadLetterStream;
     const metadata = deadLetterMetadata({ reason, stream, id: entry.id, group, consumer, deliveries: entry.deliveries, error });
     // Until the write's answer is handled, a lease renewal may find the entry gone from the PEL:
-    // by this very write, not by another consumer's claim (see StreamConsumer.markLost).
+    // by this very write, not by another consumer's claim (see ConsumerSlots.markLost).
     entry.parking = true;
     try {
       // The script copies the payload from the stream itself, byte for byte; the fields held here

@@ -36,7 +36,7 @@ export class HeldEntry implements EntryControl {
   countOnStart = false;
   /**
    * Exclusive ownership: the consumer's ownership epoch it was read under (see
-   * StreamConsumer.mayStart). Its handler starts only while that epoch is still the current one.
+   * OwnershipGate.mayStart). Its handler starts only while that epoch is still the current one.
    */
   epoch = 0;
   /**

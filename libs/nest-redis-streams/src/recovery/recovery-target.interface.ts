@@ -36,7 +36,7 @@ export interface RecoveryTarget {
   /**
    * Takes entries claimed with XAUTOCLAIM ... JUSTID (delivery count not raised) by a call issued
    * under `epoch`; resolves with how many it accepted (those still pending and new here). Entries
-   * it still holds are handed back, never kept: see StreamConsumer.acceptClaimed.
+   * it still holds are handed back, never kept: see ConsumerEngine.acceptClaimed.
    */
   acceptClaimed(ids: string[], epoch: number): Promise<number>;
   /** Writes tombstones for pending entries whose payload was trimmed away. */

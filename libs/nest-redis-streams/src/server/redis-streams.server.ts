@@ -25,7 +25,7 @@ import { type HandlerRegistration, HandlerRegistry } from './handler-registry.js
 import { probeAtListen } from './listen-probes.js';
 import { type RunWithProcessingHooks, betweenProcessingHooks } from './processing-hooks.js';
 import { ReplyWriter } from './reply-writer.js';
-import { RequestResponder } from './request-responder.js';
+import { type NestResponses, RequestResponder } from './request-responder.js';
 import { type ResolvedServerOptions, resolveServerOptions } from './resolve-options.js';
 import { ConsumerEngine, type StreamConsumer } from '../consumer/index.js';
 import { ConsumerScheduler } from './consumer-scheduler.js';
@@ -98,11 +98,14 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     this.handlers = new HandlerRegistry(this.options, cluster, (pattern) => this.normalizePattern(pattern));
     const replies = new ReplyWriter(() => this.commands!, cluster, new JsonCodec());
     const handleRequest = (this as unknown as { handleRequest?: unknown }).handleRequest;
-    const nest = {
+    // Looked up on every request, not bound once: a tracer or spy that wraps these methods on the
+    // instance after construction still sees each request.
+    const nest: NestResponses = {
       // Nest 12 runs requests between its processing hooks (tracing); Nest 11 has no handleRequest.
-      handleRequest: typeof handleRequest === 'function' ? this.handleRequest.bind(this) : undefined,
-      send: this.send.bind(this),
-      transformToObservable: this.transformToObservable.bind(this),
+      handleRequest:
+        typeof handleRequest === 'function' ? (ctx, produce, respond) => this.handleRequest(ctx, produce, respond) : undefined,
+      send: (response$, respond) => this.send(response$, respond),
+      transformToObservable: (result) => this.transformToObservable(result),
     };
     this.responder = new RequestResponder(nest, replies, this.logger);
   }

@@ -2,7 +2,7 @@ import { HeldEntry } from '../held-entry.js';
 import type { SettleOutcome } from '../slot-owner.interface.js';
 import { type BatchHost, BatchRunner } from './batch-runner.js';
 
-/** A consumer stand-in: counts running entries and settles through the entries' batches, as StreamConsumer does. */
+/** A consumer stand-in: counts running entries and settles through the entries' batches, as ConsumerSlots does. */
 function fakeHost(): BatchHost & { running: number; allowed: boolean } {
   return {
     stream: 's',

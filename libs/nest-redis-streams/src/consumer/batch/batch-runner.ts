@@ -156,7 +156,7 @@ export class BatchRunner {
 
   /**
    * Replayed or reclaimed entries: their delivery is counted in Redis before the handler starts
-   * (see StreamConsumer.countDeliveryThenDispatch). Entries found acked, parked or taken over
+   * (see ConsumerSlots.countDeliveryThenDispatch). Entries found acked, parked or taken over
    * meanwhile settle as lost and stay out of the batch; refused by the fence, as unstarted.
    */
   private async countDeliveries(entries: HeldEntry[]): Promise<void> {
