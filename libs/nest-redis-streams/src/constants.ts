@@ -25,7 +25,7 @@ export const SERVER_DEFAULTS = {
   maxHandlerMs: 300_000,
 };
 
-/** Field names of this library's envelope (wire format v1, see README "Wire format"). */
+/** Field names of this library's envelope (wire format v1, see docs/handlers.md, "Wire format"). */
 export const ENVELOPE = {
   version: 'v',
   versionValue: 'nrs/1',

@@ -12,7 +12,7 @@ import { CsrfToken } from './csrf-token.js';
 /**
  * Mounts the streams console (a page and its JSON API) in an HTTP app, on Express or Fastify,
  * below the app's global prefix: `<prefix>/<path>` is the page, `<prefix>/<path>/api/*` the API.
- * See README "Console and CLI" for its safety rules (guard, read-only, CSRF, redaction, audit).
+ * See docs/console-and-cli.md for its safety rules (guard, read-only, CSRF, redaction, audit).
  */
 @Module({})
 export class RedisStreamsConsoleModule {

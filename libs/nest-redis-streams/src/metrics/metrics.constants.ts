@@ -158,5 +158,5 @@ export const METRICS_MESSAGES = {
     `Sampling the stream gauges failed (${cause}); they keep their last values until a sample succeeds.`,
   memoryFailed: (cause: string) =>
     `Sampling Redis memory (INFO memory) failed (${cause}); redis_memory_* keep their last values. ` +
-    'Under an ACL user, allow it with `+info` (see README "Production kit").',
+    'Under an ACL user, allow it with `+info` (see docs/production.md, "Production kit").',
 };

@@ -8,8 +8,8 @@ import type { PartitionFence } from './partition-fence.js';
 // FENCED: Redis refused the generation (the lease had run out by its clock, or another
 // instance owns the partition now). That says nothing about the entries yet: if nobody took the
 // partition, the next renewal keeps the generation and the write may be sent again; if somebody
-// did, the coordinator finds out and the consumer drops the partition (see README, "Exclusive
-// ownership"). Callers must not read it as "the entry belongs to another consumer".
+// did, the coordinator finds out and the consumer drops the partition (see docs/scaling.md, "Ordered
+// scale-out"). Callers must not read it as "the entry belongs to another consumer".
 //
 // The consumer writes through its EntryWrites (consumer/entry-writes.ts), which holds the target
 // once; lease renewal (recovery/) passes its RecoveryTarget, which is one.

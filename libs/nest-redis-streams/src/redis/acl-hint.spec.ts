@@ -9,7 +9,7 @@ describe('ACL hints', () => {
     );
     expect(explainAclError(refused, 'nrs-consumer')).toBe(
       'NOPERM this user has no permissions to run the \'xautoclaim\' command. Redis user "nrs-consumer" lacks this permission; ' +
-        'grant it with `ACL SETUSER nrs-consumer +xautoclaim` (README "Production kit" lists what each role needs).',
+        'grant it with `ACL SETUSER nrs-consumer +xautoclaim` (docs/production.md, "Production kit", lists what each role needs).',
     );
   });
 

@@ -29,7 +29,7 @@ export function explainAclError(err: unknown, user: string): string {
   const message = err instanceof Error ? err.message : String(err);
   const fix = aclFixFor(err, user);
   return fix
-    ? `${message}. Redis user "${user}" lacks this permission; grant it with \`${fix}\` (README "Production kit" lists what each role needs).`
+    ? `${message}. Redis user "${user}" lacks this permission; grant it with \`${fix}\` (docs/production.md, "Production kit", lists what each role needs).`
     : message;
 }
 
@@ -50,7 +50,7 @@ export function scriptPermissionFix(err: unknown, user: string, purpose: string,
   return (
     `Redis refused a command of the script that tries to ${purpose} (${message}): Redis user "${user}" needs ` +
     `${commands.map((c) => c.toUpperCase().replace('|', ' ')).join(', ')}. Grant them with ` +
-    `\`ACL SETUSER ${user} ${commands.map((c) => `+${c}`).join(' ')}\` (README "Production kit" lists what each role needs).`
+    `\`ACL SETUSER ${user} ${commands.map((c) => `+${c}`).join(' ')}\` (docs/production.md, "Production kit", lists what each role needs).`
   );
 }
 

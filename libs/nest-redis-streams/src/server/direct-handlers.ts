@@ -74,7 +74,7 @@ export function containerOf(app: unknown): ContainerLike | null {
 }
 
 /**
- * This library's own filter (the README registers it app-wide or per controller) is the one
+ * This library's own filter (docs/handlers.md registers it app-wide or per controller) is the one
  * filter the direct call reproduces; a subclass or any other filter keeps Nest's pipeline.
  */
 const isOwnFilter = (filter: unknown) =>

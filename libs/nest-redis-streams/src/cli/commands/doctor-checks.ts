@@ -11,7 +11,7 @@ export interface Finding {
   message: string;
 }
 
-/** What a role runs (README "Production kit"), each as a sample command line; `$K` is a key of the role. */
+/** What a role runs (docs/production.md, "Production kit"), each as a sample command line; `$K` is a key of the role. */
 export const ROLE_NEEDS: Record<'consumer' | 'producer' | 'operator', readonly string[]> = {
   consumer: [
     'info',
@@ -268,7 +268,7 @@ export async function checkAcl(node: Redis, role: Role, key: string): Promise<Fi
     'problem',
     `The user may not run ${missing.map((g) => g.toUpperCase().replace('|', ' ')).join(', ')} on "${key}", which role ${role} needs. ` +
       `Grant them with \`ACL SETUSER <user> ${missing.map((g) => `+${g}`).join(' ')}\` (and a key pattern covering "${key}"; ` +
-      'README "Production kit" lists each role).',
+      'docs/production.md, "Production kit", lists each role).',
   );
 }
 

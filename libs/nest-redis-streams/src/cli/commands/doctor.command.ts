@@ -53,7 +53,7 @@ Example: nest-redis-streams doctor --role consumer --stream app:orders --url red
     } catch (err) {
       // A user that may not even read INFO is what doctor is for: an ACL problem (exit 1), not Redis failing (4).
       if (!(err instanceof Error) || !err.message.startsWith('NOPERM')) throw err;
-      const message = `The connecting user may not run what doctor reads (${err.message}); every role needs +info (README "Production kit" ACL lines): grant it, then run doctor again.`;
+      const message = `The connecting user may not run what doctor reads (${err.message}); every role needs +info (the ACL lines in docs/production.md, "Production kit"): grant it, then run doctor again.`;
       return report(ctx, [{ check: 'acl', level: 'problem', node: '', message }], null);
     }
   },
