@@ -1,6 +1,6 @@
 // Bytes allocated per entry while a consumer drains a pre-filled stream, and by whom.
 //   node dist/bench/tools/alloc-per-entry.js [--entries=100000] [--warmup=20000] [--raw | --direct | --batch] [--top=25]
-//     [--paced=5000] [--retained | --promoted]
+//     [--shipped] [--paced=5000] [--retained | --promoted]
 //   (after `npm run bench -- --only=none` or the two tsc builds bench/run.mjs runs)
 //
 // Method: V8's sampling heap profiler (HeapProfiler.startSampling through node:inspector) with
@@ -16,6 +16,7 @@
 // steady heap) and stops when `--entries` more are; the figure is the estimate / entries acked in
 // between. `--raw` measures the hand-written loop of row 1 instead, in this same process (NestJS
 // loaded), as the reference; `--direct` the transport with `server.useDirectHandlers(app)`;
+// `--shipped` the transport with no options at all (row 9: default concurrency and read-ahead);
 // `--batch` a no-op batch handler as row 11 runs it (maxSize 500, maxWaitMs 20, other options default).
 // `--paced=N` feeds the consumer from the latency row's paced producer at N entries/s instead of a
 // pre-filled backlog: reads then return a few entries each, so what a read, an ack flush and a
@@ -48,6 +49,8 @@ const TOP = arg('top', 25);
 const RAW = process.argv.includes('--raw');
 const DIRECT = process.argv.includes('--direct');
 const BATCH = process.argv.includes('--batch');
+/** No options at all (row 9, the README's first handler): the issue's "as shipped" target. */
+const SHIPPED = process.argv.includes('--shipped');
 const PACED = arg('paced', 0);
 /** Only what is still alive when sampling stops: who holds on to objects (the GC's survivors). */
 const RETAINED = process.argv.includes('--retained');
@@ -133,7 +136,7 @@ async function runTransport(url: string): Promise<() => Promise<void>> {
     consumer: 'alloc',
     group: GROUP,
     startId: '0',
-    ...(BATCH ? {} : throughput),
+    ...(BATCH || SHIPPED ? {} : throughput),
   });
   server.events.on('acked', ({ count }) => window.count(count));
   const app = await NestFactory.createMicroservice(BATCH ? AllocBatchModule : AllocModule, { strategy: server, logger: false });

@@ -73,8 +73,12 @@ export interface ScannedEntry {
   headers?: string;
 }
 
-/** One pass over the flat field list, without an intermediate Map: this runs for every entry. */
-export function scanEntry(fields: string[]): ScannedEntry {
+/**
+ * One pass over the flat field list, without an intermediate Map: this runs for every entry.
+ * `into` is filled instead of a new object when given: the server scans every entry it reads
+ * into one object of its own, used and done with before the next entry is scanned.
+ */
+export function scanEntry(fields: string[], into?: ScannedEntry): ScannedEntry {
   let version: string | undefined;
   let raw: string | undefined;
   let eventId: string | undefined;
@@ -114,17 +118,20 @@ export function scanEntry(fields: string[]): ScannedEntry {
   }
   // A foreign entry's fields are its own: only the re-drive's target group (a reserved name) and
   // its event id (the idempotency key, as before) are read from it.
-  if (version !== ENVELOPE.versionValue) return { foreign: true, targetGroup, eventId };
-  return {
-    foreign: false,
-    targetGroup,
-    eventId,
-    raw,
-    headers,
-    replyTo,
-    correlationId,
-    deadline: deadline === undefined ? undefined : Number(deadline),
-  };
+  if (version !== ENVELOPE.versionValue) {
+    if (!into) return { foreign: true, targetGroup, eventId };
+    raw = headers = replyTo = correlationId = deadline = undefined;
+  }
+  const scan = into ?? ({} as ScannedEntry);
+  scan.foreign = version !== ENVELOPE.versionValue;
+  scan.targetGroup = targetGroup;
+  scan.eventId = eventId;
+  scan.raw = raw;
+  scan.headers = headers;
+  scan.replyTo = replyTo;
+  scan.correlationId = correlationId;
+  scan.deadline = deadline === undefined ? undefined : Number(deadline);
+  return scan;
 }
 
 /**

@@ -85,11 +85,14 @@ export class AckBatcher {
   private schedule(): void {
     if (this.scheduled || this.flushing) return;
     this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      void this.flush();
-    });
+    setImmediate(this.flushScheduled);
   }
+
+  /** One callback for every scheduled flush, not a new closure per flush (flushes are many). */
+  private readonly flushScheduled = (): void => {
+    this.scheduled = false;
+    void this.flush();
+  };
 
   private flush(): Promise<void> {
     if (this.flushing || this.queue.length === 0) return this.flushing ?? Promise.resolve();

@@ -1,5 +1,5 @@
 import { isObservable, lastValueFrom } from 'rxjs';
-import { decodeScanned, type DecodedEntry, scanEntry } from '../codec/envelope.js';
+import { decodeScanned, type DecodedEntry, type ScannedEntry, scanEntry } from '../codec/envelope.js';
 import { RedisStreamsContext } from '../context/redis-streams.context.js';
 import { DeadLetterReason } from '../dead-letter-reason.js';
 import { parkBeforeRun, undecodableReason } from './delivery-policy.js';
@@ -8,7 +8,7 @@ import type { AckBatcher } from './ack-batcher.js';
 import type { FailureHandler } from './failure-handler.js';
 import type { HeldEntry } from './held-entry.js';
 import { KeySerializer } from './key-serializer.js';
-import { type Skip, skipBeforeRunning } from './request-guard.js';
+import { type GuardContext, type Skip, skipBeforeRunning } from './request-guard.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import type { SettleOutcome, SlotOwner } from './slot-owner.interface.js';
 import type { StreamSubscription } from './stream-subscription.js';
@@ -36,6 +36,13 @@ async function untilFinished(call: () => unknown): Promise<void> {
  */
 export class EntryDispatcher {
   private readonly keys = new KeySerializer();
+  /** What the request guard reads of this consumer: built once, not per entry. */
+  private guard: GuardContext | null = null;
+  /**
+   * Every entry is scanned into this one object: prepare() reads it only synchronously (the
+   * guard, then the decode copies out what it keeps), so nothing sees it change under it.
+   */
+  private readonly scan: ScannedEntry = emptyScan();
 
   constructor(
     private readonly owner: SlotOwner,
@@ -100,14 +107,15 @@ export class EntryDispatcher {
       this.settleAfter(entry, this.parking.park(entry, DeadLetterReason.PAYLOAD_TRIMMED));
       return null;
     }
-    const scan = scanEntry(fields);
-    const skip = skipBeforeRunning(entry.id, scan, {
+    const scan = scanEntry(fields, this.scan);
+    this.guard ??= {
       stream: this.owner.stream,
       group: this.owner.group,
       kind: this.subscription.kind,
       replyStreamPrefix: this.rt.replyStreamPrefix,
-      now: Date.now(),
-    });
+      clock: Date.now,
+    };
+    const skip = skipBeforeRunning(entry.id, scan, this.guard);
     if (skip !== null) {
       this.skip(entry, skip);
       return null;
@@ -229,6 +237,21 @@ export class EntryDispatcher {
       logSafely(this.rt, CONSUMER_MESSAGES.listenerThrew('handled', entry.id, (err as Error)?.stack ?? err));
     }
   }
+}
+
+/** A ScannedEntry with every field present, so filling it never changes its shape. */
+function emptyScan(): ScannedEntry {
+  const none = undefined;
+  return {
+    foreign: false,
+    targetGroup: none,
+    eventId: none,
+    raw: none,
+    headers: none,
+    replyTo: none,
+    correlationId: none,
+    deadline: none,
+  };
 }
 
 /** Logs an error; a logger that throws must not keep an entry's slot occupied. */

@@ -15,7 +15,8 @@ export interface GuardContext {
   kind: 'event' | 'message';
   /** Requests are answered only on reply streams whose key starts with this. */
   replyStreamPrefix: string;
-  now: number;
+  /** Read only for requests with a deadline: most entries have none, and this runs per entry. */
+  clock: () => number;
 }
 
 /**
@@ -39,10 +40,12 @@ export function skipBeforeRunning(id: string, scan: ScannedEntry, at: GuardConte
       detail: CONSUMER_MESSAGES.replyToRefused(id, at.stream, scan.replyTo, at.replyStreamPrefix),
     };
   }
-  if (scan.deadline !== undefined && at.now > scan.deadline) {
+  if (scan.deadline === undefined) return null;
+  const now = at.clock();
+  if (now > scan.deadline) {
     return {
       reason: 'request-expired',
-      detail: CONSUMER_MESSAGES.requestExpired(id, at.stream, at.group, at.now - scan.deadline, scan.deadline),
+      detail: CONSUMER_MESSAGES.requestExpired(id, at.stream, at.group, now - scan.deadline, scan.deadline),
     };
   }
   return null;
