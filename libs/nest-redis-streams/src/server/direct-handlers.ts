@@ -1,16 +1,15 @@
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
-import { BaseRpcExceptionFilter, type MessageHandler } from '@nestjs/microservices';
+import { BaseRpcExceptionFilter } from '@nestjs/microservices';
 import { isObservable, type Observable } from 'rxjs';
 import { catchError } from 'rxjs/operators';
 import type { RedisStreamsContext } from '../context/redis-streams.context.js';
 import { RedisStreamsExceptionFilter } from '../filters/redis-streams-exception.filter.js';
-import type { HandlerRegistration } from './handler-registry.js';
 
 /**
- * Opt-in fast path (`RedisStreamsServer.useDirectHandlers(app)`): an event handler with nothing
- * bound to it is called as its controller method, skipping Nest's per-message pipeline (about
- * 3.4 KB of promises, closures and argument arrays per entry). Only what can be proved to be a
- * bare call qualifies; everything else keeps Nest's pipeline. The metadata keys are Nest's
+ * The default fast path (see handler-paths.ts): an event handler with nothing bound to it is
+ * called as its controller method, skipping Nest's per-message pipeline (about 3.4 KB of
+ * promises, closures and argument arrays per entry). Only what can be proved to be a bare call
+ * qualifies; everything else keeps Nest's pipeline. The metadata keys are Nest's
  * (`@nestjs/common/constants`, `@nestjs/microservices/constants`), stable since Nest 5.
  */
 const ENHANCER_KEYS = ['__guards__', '__interceptors__', '__pipes__'] as const;
@@ -245,44 +244,4 @@ function failed(filter: BaseRpcExceptionFilter, err: unknown, data: unknown, ctx
   const host = new ExecutionContextHost([data, ctx]);
   host.setType('rpc');
   return filter.catch(err, host) as Observable<never>;
-}
-
-/**
- * The direct call of every handler that qualifies, by Nest's handler function; `log` receives
- * one line per handler saying which way it runs and why. Empty when the application's container
- * cannot be read or any app-wide enhancer is bound. `registrationOf` is the registry's lookup of
- * a decorator's pattern and extras, so a controller method is matched by the same decision that
- * placed its handler.
- */
-export function findDirectHandlers(
-  app: unknown,
-  registrations: Iterable<HandlerRegistration>,
-  registrationOf: (pattern: unknown, extras: unknown) => HandlerRegistration | undefined,
-  transportId: unknown,
-  log: (message: string) => void,
-): Map<MessageHandler, DirectHandler> {
-  const direct = new Map<MessageHandler, DirectHandler>();
-  const container = containerOf(app);
-  const globals = container ? globalEnhancers(container) : [];
-  for (const registration of registrations) {
-    // Batch handlers are called by invokeBatch, always through Nest's pipeline.
-    if (registration.options.batch) continue;
-    let why: string;
-    if (!container) why = 'what was passed to useDirectHandlers() is not a Nest microservice this version can read';
-    else if (globals.length > 0) why = `app-wide enhancers are bound (${globals.join(', ')})`;
-    else if (registration.kind !== 'event') why = "it is a @MessagePattern handler (requests always use Nest's pipeline)";
-    else if (registration.handler.next) why = 'several handlers share its stream and group';
-    else {
-      const matches = (pattern: unknown, extras: unknown) => registrationOf(pattern, extras) === registration;
-      const resolved = resolveDirect(container, matches, transportId);
-      if ('direct' in resolved) {
-        direct.set(registration.handler, resolved.direct);
-        log(`Handler of ${registration.pattern} (group ${registration.group}) runs direct: nothing is bound to it.`);
-        continue;
-      }
-      why = resolved.reason;
-    }
-    log(`Handler of ${registration.pattern} (group ${registration.group}) runs through Nest's pipeline: ${why}.`);
-  }
-  return direct;
 }
