@@ -15,7 +15,7 @@ import {
   UseInterceptors,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type { NestHybridApplicationOptions } from '@nestjs/common';
+import type { INestApplication, NestHybridApplicationOptions } from '@nestjs/common';
 import { BaseRpcExceptionFilter, Ctx, EventPattern, type MessageHandler, Payload } from '@nestjs/microservices';
 import { context, propagation, trace, TraceFlags } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -384,55 +384,47 @@ describe('direct handlers (the default): event handlers with nothing bound skip 
     expect(lines.find((line) => line.includes(stream))).toContain('several handlers share its stream and group');
   });
 
+  /** A hybrid app whose one bare handler records whether Nest's pipeline called it, after one entry. */
+  async function runHybrid(stream: string, connect: (http: INestApplication, server: RedisStreamsServer) => void) {
+    const calls: boolean[] = [];
+    @Controller()
+    class Bare {
+      @EventPattern(stream)
+      handle() {
+        calls.push(throughNest());
+      }
+    }
+    @Module({ controllers: [Bare] })
+    class HybridModule {}
+    const { server } = serverWithLog();
+    const http = await NestFactory.create(HybridModule, { logger: quietLogger() });
+    closers.push(() => http.close());
+    connect(http, server);
+    await http.startAllMicroservices();
+    await redis.xadd(stream, '*', ...encodeEnvelope({ data: 1 }, codec));
+    await waitFor(() => calls.length === 1, 'the handled entry');
+    return { viaNest: calls[0], path: pathOf(server, stream) };
+  }
+
   it.each<[string, NestHybridApplicationOptions]>([
     ['connectMicroservice()', {}],
     ['deferred initialisation', { deferInitialization: true }],
   ])('finds its microservice in a hybrid app (%s); the HTTP app’s own enhancers do not apply to it', async (_, hybrid) => {
-    const stream = unique('hybrid');
-    let viaNest: boolean | undefined;
     const ran: string[] = [];
-    @Controller()
-    class Bare {
-      @EventPattern(stream)
-      handle() {
-        viaNest = throughNest();
-      }
-    }
-    @Module({ controllers: [Bare] })
-    class HybridModule {}
-    const { server } = serverWithLog();
-    const http = await NestFactory.create(HybridModule, { logger: quietLogger() });
-    closers.push(() => http.close());
-    http.useGlobalGuards({ canActivate: () => Boolean(ran.push('http guard')) });
-    http.connectMicroservice({ strategy: server }, hybrid);
-    await http.startAllMicroservices();
-    await redis.xadd(stream, '*', ...encodeEnvelope({ data: 1 }, codec));
-    await waitFor(() => viaNest !== undefined, 'the handled entry');
-    expect({ viaNest, ran, path: pathOf(server, stream)?.path }).toEqual({ viaNest: false, ran: [], path: 'direct' });
+    const { viaNest, path } = await runHybrid(unique('hybrid'), (http, server) => {
+      http.useGlobalGuards({ canActivate: () => Boolean(ran.push('http guard')) });
+      http.connectMicroservice({ strategy: server }, hybrid);
+    });
+    expect({ viaNest, ran, path: path?.path }).toEqual({ viaNest: false, ran: [], path: 'direct' });
   });
 
   it('keeps Nest’s pipeline in a hybrid app that inherits the HTTP app’s global guard', async () => {
-    const stream = unique('hybrid-inherit');
-    let viaNest: boolean | undefined;
     const ran: string[] = [];
-    @Controller()
-    class Bare {
-      @EventPattern(stream)
-      handle() {
-        viaNest = throughNest();
-      }
-    }
-    @Module({ controllers: [Bare] })
-    class HybridModule {}
-    const { server } = serverWithLog();
-    const http = await NestFactory.create(HybridModule, { logger: quietLogger() });
-    closers.push(() => http.close());
-    http.useGlobalGuards({ canActivate: () => Boolean(ran.push('http guard')) });
-    http.connectMicroservice({ strategy: server }, { inheritAppConfig: true });
-    await http.startAllMicroservices();
-    await redis.xadd(stream, '*', ...encodeEnvelope({ data: 1 }, codec));
-    await waitFor(() => viaNest !== undefined, 'the handled entry');
-    expect({ viaNest, ran, reason: pathOf(server, stream)?.reason }).toEqual({
+    const { viaNest, path } = await runHybrid(unique('hybrid-inherit'), (http, server) => {
+      http.useGlobalGuards({ canActivate: () => Boolean(ran.push('http guard')) });
+      http.connectMicroservice({ strategy: server }, { inheritAppConfig: true });
+    });
+    expect({ viaNest, ran, reason: path?.reason }).toEqual({
       viaNest: true,
       ran: ['http guard'],
       reason: 'app-wide enhancers are bound (getGlobalGuards)',
@@ -440,26 +432,11 @@ describe('direct handlers (the default): event handlers with nothing bound skip 
   });
 
   it('still accepts the deprecated useDirectHandlers(app), even given the hybrid app’s HTTP application', async () => {
-    const stream = unique('deprecated');
-    let viaNest: boolean | undefined;
-    @Controller()
-    class Bare {
-      @EventPattern(stream)
-      handle() {
-        viaNest = throughNest();
-      }
-    }
-    @Module({ controllers: [Bare] })
-    class HybridModule {}
-    const { server } = serverWithLog();
-    const http = await NestFactory.create(HybridModule, { logger: quietLogger() });
-    closers.push(() => http.close());
-    http.connectMicroservice({ strategy: server });
-    expect(server.useDirectHandlers(http)).toBe(server);
-    await http.startAllMicroservices();
-    await redis.xadd(stream, '*', ...encodeEnvelope({ data: 1 }, codec));
-    await waitFor(() => viaNest !== undefined, 'the handled entry');
-    expect({ viaNest, path: pathOf(server, stream)?.path }).toEqual({ viaNest: false, path: 'direct' });
+    const { viaNest, path } = await runHybrid(unique('deprecated'), (http, server) => {
+      http.connectMicroservice({ strategy: server });
+      expect(server.useDirectHandlers(http)).toBe(server);
+    });
+    expect({ viaNest, path: path?.path }).toEqual({ viaNest: false, path: 'direct' });
   });
 
   it('says why handlers keep the pipeline when no Nest microservice registered them', async () => {

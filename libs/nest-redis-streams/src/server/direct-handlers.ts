@@ -3,6 +3,7 @@ import { BaseRpcExceptionFilter } from '@nestjs/microservices';
 import { isObservable, type Observable } from 'rxjs';
 import { catchError } from 'rxjs/operators';
 import type { RedisStreamsContext } from '../context/redis-streams.context.js';
+import { type MethodCall, intercepted, ownInterceptor } from './own-interceptor.js';
 import { RedisStreamsExceptionFilter } from '../filters/redis-streams-exception.filter.js';
 
 /**
@@ -12,7 +13,8 @@ import { RedisStreamsExceptionFilter } from '../filters/redis-streams-exception.
  * qualifies; everything else keeps Nest's pipeline. The metadata keys are Nest's
  * (`@nestjs/common/constants`, `@nestjs/microservices/constants`), stable since Nest 5.
  */
-const ENHANCER_KEYS = ['__guards__', '__interceptors__', '__pipes__'] as const;
+const ENHANCER_KEYS = ['__guards__', '__pipes__'] as const;
+const INTERCEPTORS = '__interceptors__';
 const FILTERS = '__exceptionFilters__';
 const ROUTE_ARGS = '__routeArguments__';
 const PATTERN = 'microservices:pattern';
@@ -38,6 +40,7 @@ interface InstanceWrapperLike {
 }
 interface ModuleLike {
   controllers: Map<unknown, InstanceWrapperLike>;
+  injectables?: Map<unknown, InstanceWrapperLike>;
 }
 interface ContainerLike {
   applicationConfig?: GlobalConfig;
@@ -95,6 +98,7 @@ const ownFilterGlobally = (container: ContainerLike) =>
   ((container.applicationConfig!.getGlobalFilters as () => unknown[])() ?? []).length > 0;
 
 interface Candidate {
+  module: ModuleLike;
   instance: object;
   methodKey: string;
   isStatic: boolean;
@@ -115,7 +119,7 @@ function candidates(container: ContainerLike, matches: (pattern: unknown, extras
         const patterns = (Reflect.getMetadata(PATTERN, method) as unknown[] | undefined) ?? [];
         const extras: unknown = Reflect.getMetadata('microservices:pattern_extras', method);
         if (patterns.some((pattern) => matches(pattern, extras))) {
-          found.push({ instance, methodKey, isStatic: wrapper.isDependencyTreeStatic() });
+          found.push({ module, instance, methodKey, isStatic: wrapper.isDependencyTreeStatic() });
         }
       }
     }
@@ -133,9 +137,10 @@ function methodNames(prototype: object | null): Set<string> {
 
 /**
  * Finds the one controller method behind a stream and group and proves it bare: a singleton
- * (not request-scoped), no guard, interceptor, pipe or exception filter on the method or its
- * class, parameters that are only `@Payload()` (optionally a property) and `@Ctx()`, and no
- * app-wide enhancer (checked by the caller once for all handlers).
+ * (not request-scoped), no guard, pipe, interceptor or exception filter on the method or its
+ * class but this library's own (`@Idempotent()`'s interceptor, RedisStreamsExceptionFilter,
+ * both reproduced), parameters that are only `@Payload()` (optionally a property) and `@Ctx()`,
+ * and no app-wide enhancer (checked by the caller once for all handlers).
  */
 export function resolveDirect(
   container: ContainerLike,
@@ -144,7 +149,7 @@ export function resolveDirect(
 ): DirectResolution {
   const found = candidates(container, matches, transportId);
   if (found.length !== 1) return { reason: `${found.length} controller methods handle it` };
-  const { instance, methodKey, isStatic } = found[0];
+  const { module, instance, methodKey, isStatic } = found[0];
   if (!isStatic) return { reason: 'its controller is request-scoped' };
   const method = (instance as Record<string, (...args: unknown[]) => unknown>)[methodKey];
   const owner = instance.constructor;
@@ -153,15 +158,20 @@ export function resolveDirect(
       return { reason: `${key.replaceAll('_', '')} bound to ${owner.name}.${methodKey}` };
     }
   }
-  const filters = [
-    ...((Reflect.getMetadata(FILTERS, owner) as unknown[] | undefined) ?? []),
-    ...((Reflect.getMetadata(FILTERS, method) as unknown[] | undefined) ?? []),
+  // Nest applies the class's enhancers, then the method's.
+  const boundTo = (key: string) => [
+    ...((Reflect.getMetadata(key, owner) as unknown[] | undefined) ?? []),
+    ...((Reflect.getMetadata(key, method) as unknown[] | undefined) ?? []),
   ];
+  const interceptor = ownInterceptor(boundTo(INTERCEPTORS), module.injectables, `${owner.name}.${methodKey}`);
+  if (typeof interceptor === 'string') return { reason: interceptor };
+  const filters = boundTo(FILTERS);
   if (!filters.every(isOwnFilter)) return { reason: `an exception filter bound to ${owner.name}.${methodKey}` };
   const params = parameters(owner, methodKey);
   if (typeof params === 'string') return { reason: params };
   const filter = filters.length > 0 || ownFilterGlobally(container) ? ownFilter : defaultFilter;
-  return { direct: directCall(instance, method, params, filter) };
+  const call = methodCall(instance, method, params);
+  return { direct: directCall(interceptor ? intercepted(interceptor, owner, method, call) : call, filter) };
 }
 
 const bound = (list: unknown) => Array.isArray(list) && list.length > 0;
@@ -196,18 +206,8 @@ const value = (param: Param, data: unknown, ctx: RedisStreamsContext): unknown =
 const defaultFilter = new BaseRpcExceptionFilter();
 const ownFilter = new RedisStreamsExceptionFilter();
 
-/**
- * The method called with the arguments Nest would pass, and a failure turned into what the
- * filter Nest would apply makes of it (its default: logged, "Internal server error"; this
- * library's: the original error), also when it arrives later through a promise or an
- * Observable: the transport sees what it saw through Nest's pipeline.
- */
-function directCall(
-  instance: object,
-  method: (...args: unknown[]) => unknown,
-  params: Param[],
-  filter: BaseRpcExceptionFilter,
-): DirectHandler {
+/** The method called with the arguments Nest would pass. */
+function methodCall(instance: object, method: (...args: unknown[]) => unknown, params: Param[]): MethodCall {
   const length = params.reduce((max, p) => Math.max(max, p.index + 1), 0);
   const [first, second] = [...params].sort((a, b) => a.index - b.index);
   // The usual shapes, (payload) and (payload, context), without an argument array per entry.
@@ -221,6 +221,16 @@ function directCall(
             for (const param of params) args[param.index] = value(param, data, ctx);
             return method.apply(instance, args);
           };
+  return call;
+}
+
+/**
+ * The call with a failure turned into what the filter Nest would apply makes of it (its
+ * default: logged, "Internal server error"; this library's: the original error), also when it
+ * arrives later through a promise or an Observable: the transport sees what it saw through Nest's
+ * pipeline.
+ */
+function directCall(call: MethodCall, filter: BaseRpcExceptionFilter): DirectHandler {
   return (data, ctx) => {
     let result: unknown;
     try {
