@@ -30,6 +30,18 @@ describe('linkMicroservices', () => {
     expect(other.registerListeners('b')).toBe('registered b');
   });
 
+  it('finds the strategy under the name older Nest versions give it (`server`)', () => {
+    class OlderMicroservice {
+      constructor(readonly server: object) {}
+      registerListeners() {}
+    }
+    linkMicroservices(OlderMicroservice.prototype);
+    const told: object[] = [];
+    const microservice = new OlderMicroservice({ [ATTACH_MICROSERVICE]: (m: object) => told.push(m) });
+    microservice.registerListeners();
+    expect(told).toEqual([microservice]);
+  });
+
   it('reports that there is nothing to wrap on a Nest version without registerListeners()', () => {
     expect(linkMicroservices({})).toBe(false);
   });

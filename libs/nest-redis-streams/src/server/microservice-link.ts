@@ -31,7 +31,9 @@ export function linkMicroservices(prototype: object | undefined = NestMicroservi
   if (original[WRAPPED]) return true;
   const wrapped = function registerListeners(this: unknown, ...args: unknown[]) {
     const result = original.apply(this, args);
-    const strategy = (this as { serverInstance?: Partial<MicroserviceAware> } | null)?.serverInstance;
+    // Nest 11 and 12 name the strategy `serverInstance`; earlier versions `server`.
+    const holder = this as { serverInstance?: Partial<MicroserviceAware>; server?: Partial<MicroserviceAware> } | null;
+    const strategy = holder?.serverInstance ?? holder?.server;
     if (typeof strategy?.[ATTACH_MICROSERVICE] === 'function') strategy[ATTACH_MICROSERVICE](this as object);
     return result;
   };
