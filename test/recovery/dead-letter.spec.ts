@@ -1,5 +1,6 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import { throwError } from 'rxjs';
 import { DeadLetterService, ENVELOPE, NonRetryableError, RedisStreamsContext, type TransportEventMap } from 'nest-redis-streams';
 import {
   pendingCount,
@@ -70,6 +71,42 @@ describe.each(HANDLER_PATHS)('dead-letter stream (%s path)', (path) => {
     expect(redelivered).toEqual([[{ amount: '-5' }, 1]]);
     expect(await redis.xlen(dlq)).toBe(0);
   }, 20_000);
+
+  it('without RedisStreamsExceptionFilter too, parks a NonRetryableError at once with its message (sync, async, Observable)', async () => {
+    const [sync, async, observable] = [unique('default-sync'), unique('default-async'), unique('default-observable')];
+    @Controller()
+    class Handlers {
+      @EventPattern(sync)
+      failNow() {
+        throw new NonRetryableError('rejected at once');
+      }
+      @EventPattern(async)
+      async failLater() {
+        throw new NonRetryableError('rejected later');
+      }
+      @EventPattern(observable)
+      failInStream() {
+        return throwError(() => new NonRetryableError('rejected in a stream'));
+      }
+    }
+    const { app } = await startMicroservice([Handlers], { ...fastRetry, maxDeliveries: 2 }, [], false);
+    closers.push(() => app.close());
+    const letters: Record<string, unknown> = {};
+    for (const stream of [sync, async, observable]) {
+      await redis.xadd(stream, '*', 'n', '1');
+      const dlq = DeadLetterService.streamFor(stream);
+      await waitFor(async () => (await redis.xlen(dlq)) === 1, `the dead letter of ${stream}`);
+      const [letter] = (await deadLetters.list(dlq)).items;
+      letters[stream] = { reason: letter.reason, error: letter.error, deliveries: letter.deliveries };
+    }
+    // Nest's default filter applies (no filter is bound): the transport still sees the error itself.
+    const parked = (error: string) => ({ reason: 'non-retryable', error, deliveries: 1 });
+    expect(letters).toEqual({
+      [sync]: parked('rejected at once'),
+      [async]: parked('rejected later'),
+      [observable]: parked('rejected in a stream'),
+    });
+  });
 
   it('parks at once when the handler throws NonRetryableError; discard removes it', async () => {
     const stream = unique('non-retryable');
