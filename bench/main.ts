@@ -25,7 +25,7 @@ const PROFILES = fileURLToPath(new URL('./profiles/', import.meta.url));
  * `--only=drain,latency` runs a subset (while working on one row); the default runs them all.
  * `--only=defaults` runs only row 9, the defaults set, which `drain` includes. `--only=ioredis`
  * runs row 10, the drain and latency rows on each installed ioredis.
- * `--only=direct` runs only row 2d (useDirectHandlers against row 2 and the loop), which `drain` includes.
+ * `--only=direct` runs only row 2d (as shipped, with direct handlers, against `directHandlers: false` and the loop), which `drain` includes.
  * `--only=batch` runs row 11, batch handlers against the loop.
  */
 const SECTIONS = ['drain', 'direct', 'batch', 'latency', 'producer', 'memory', 'cluster', 'inbox', 'ioredis'] as const;

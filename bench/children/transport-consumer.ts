@@ -39,6 +39,8 @@ async function main(): Promise<void> {
     // The memory row shortens it so its consumer notices the group being rewound soon; a blocking
     // read returns at once when entries arrive, so it does not change throughput or latency.
     blockMs: optional('BLOCK_MS'),
+    // The pipeline rows (2d, 4, 6) force Nest's per-message pipeline; every other row runs as shipped.
+    directHandlers: env.DIRECT_HANDLERS === 'false' ? false : undefined,
   });
   server.events.on('acked', ({ count }) => probe.acknowledged(count));
   const app = await NestFactory.createMicroservice(BenchModule, { strategy: server, logger: false });

@@ -2,9 +2,20 @@ import { Controller } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Ctx, EventPattern, type MessageHandler, Payload } from '@nestjs/microservices';
 import { JsonCodec, RedisStreamsContext, RedisStreamsServer, encodeEnvelope, streamPattern } from 'nest-redis-streams';
-import { pendingCount, redisUrl, startMicroservice, unique, waitFor, testContext, startRecorder } from '../support/helpers.js';
+import {
+  pendingCount,
+  redisUrl,
+  startMicroservice,
+  unique,
+  waitFor,
+  testContext,
+  startRecorder,
+  HANDLER_PATHS,
+  runHandlersOn,
+} from '../support/helpers.js';
 
-describe('consuming a stream in a consumer group', () => {
+describe.each(HANDLER_PATHS)('consuming a stream in a consumer group (%s path)', (path) => {
+  runHandlersOn(path);
   const { redis, closers } = testContext();
 
   it('decodes the library envelope to data, headers and event id, and acks after the handler', async () => {
@@ -205,6 +216,11 @@ describe('consuming a stream in a consumer group', () => {
     await app.close();
     expect(registry.getIntervals()).toEqual([]);
   });
+});
+
+describe('consuming a stream: handlers registered by hand, without Nest', () => {
+  const { redis, closers } = testContext();
+
   it('settles synchronous handlers without recursion, however long the waiting queue', async () => {
     // A handler registered by hand (not through Nest) may return a plain value; the consumer
     // then settles the entry at once. Entries waiting behind one slot each start when the one
@@ -236,6 +252,7 @@ describe('consuming a stream in a consumer group', () => {
     await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'every entry acked');
     expect(seen).toEqual(Array.from({ length: 20_000 }, (_, i) => i));
   }, 60_000); // 20,000 entries: more than 5 s on a busy machine
+
   it('acks an entry whose hand-registered handler returns a foreign thenable only after it resolves', async () => {
     const stream = unique('thenable');
     let release: (() => void) | null = null;

@@ -1,5 +1,6 @@
 import {
   type CallHandler,
+  createParamDecorator,
   type CanActivate,
   Controller,
   type ExecutionContext,
@@ -14,7 +15,8 @@ import {
   UseInterceptors,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { BaseRpcExceptionFilter, Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import type { INestApplication, NestHybridApplicationOptions } from '@nestjs/common';
+import { BaseRpcExceptionFilter, Ctx, EventPattern, type MessageHandler, Payload } from '@nestjs/microservices';
 import { context, propagation, trace, TraceFlags } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -25,6 +27,7 @@ import {
   RedisStreamsClient,
   RedisStreamsExceptionFilter,
   RedisStreamsServer,
+  type RedisStreamsServerOptions,
   encodeEnvelope,
 } from 'nest-redis-streams';
 import { pendingCount, quietLogger, redisUrl, testContext, unique, waitFor } from '../support/helpers.js';
@@ -34,16 +37,29 @@ const throughNest = () => (new Error().stack ?? '').includes('rpc-context-creato
 
 const codec = new JsonCodec();
 
-async function start(controllers: Type[], configure: (app: Awaited<ReturnType<typeof create>>) => void = () => undefined) {
-  const server = new RedisStreamsServer({ connection: redisUrl(), blockMs: 200, reclaimIntervalMs: 0 });
+/** A server whose start-up log lines are collected. */
+function serverWithLog(options: RedisStreamsServerOptions = {}) {
+  const server = new RedisStreamsServer({ connection: redisUrl(), blockMs: 200, reclaimIntervalMs: 0, ...options });
   const lines: string[] = [];
   (server as unknown as { logger: { log(m: string): void } }).logger.log = (message: string) => lines.push(message);
+  return { server, lines };
+}
+
+/** A microservice as an app writes it: nothing but createMicroservice() and listen(). */
+async function start(
+  controllers: Type[],
+  configure: (app: Awaited<ReturnType<typeof create>>) => void = () => undefined,
+  options: RedisStreamsServerOptions = {},
+) {
+  const { server, lines } = serverWithLog(options);
   const app = await create(controllers, server);
-  server.useDirectHandlers(app);
   configure(app);
   await app.listen();
   return { app, server, lines };
 }
+
+/** The path listen() decided for the handler of `stream`. */
+const pathOf = (server: RedisStreamsServer, stream: string) => server.getHandlerPaths().find((p) => p.pattern === stream);
 
 function create(controllers: Type[], server: RedisStreamsServer) {
   @Module({ controllers })
@@ -51,7 +67,7 @@ function create(controllers: Type[], server: RedisStreamsServer) {
   return NestFactory.createMicroservice(TestModule, { strategy: server, logger: quietLogger() });
 }
 
-describe('useDirectHandlers: event handlers with nothing bound skip Nest’s per-message pipeline', () => {
+describe('direct handlers (the default): event handlers with nothing bound skip Nest’s per-message pipeline', () => {
   const { redis, closers } = testContext();
 
   it('calls a bare handler directly with the arguments Nest would pass, and acks it', async () => {
@@ -73,8 +89,20 @@ describe('useDirectHandlers: event handlers with nothing bound skip Nest’s per
         seen.push({ stream: plain, args: [data, ctx.getStream()], nest: throughNest() });
       }
     }
-    const { app, lines } = await start([Bare]);
+    const { app, server, lines } = await start([Bare]);
     closers.push(() => app.close());
+    expect(
+      server
+        .getHandlerPaths()
+        .map((p) => [p.pattern, p.group, p.path])
+        .sort(),
+    ).toEqual(
+      [
+        [both, 'ledger', 'direct'],
+        [property, 'nest', 'direct'],
+        [plain, 'nest', 'direct'],
+      ].sort(),
+    );
     const data = { orderId: 'ord-1' };
     for (const stream of [both, property, plain])
       await redis.xadd(stream, '*', ...encodeEnvelope({ data, eventId: 'e-1' }, codec));
@@ -92,7 +120,10 @@ describe('useDirectHandlers: event handlers with nothing bound skip Nest’s per
 
   it('keeps Nest’s pipeline for a handler with an interceptor, guard, pipe or other filter bound, or request-scoped', async () => {
     const [intercepted, guarded, piped] = [unique('via-interceptor'), unique('via-guard'), unique('via-pipe')];
-    const [filtered, scoped] = [unique('via-filter'), unique('via-scope')];
+    const [filtered, scoped, decorated] = [unique('via-filter'), unique('via-scope'), unique('via-decorator')];
+    const Name = createParamDecorator(
+      (_: unknown, host: ExecutionContext) => host.switchToRpc().getData<{ name: string }>().name,
+    );
     const ran: string[] = [];
     const viaNest: Record<string, boolean> = {};
     @Injectable()
@@ -154,21 +185,61 @@ describe('useDirectHandlers: event handlers with nothing bound skip Nest’s per
         viaNest[scoped] = throughNest();
       }
     }
-    const { app, lines } = await start([WithInterceptor, WithGuard, WithPipe, WithFilter, RequestScoped]);
+    @Controller()
+    class WithDecorator {
+      @EventPattern(decorated)
+      handle(@Name() name: string) {
+        viaNest[decorated] = throughNest() && name === 'ada';
+      }
+    }
+    const { app, server, lines } = await start([WithInterceptor, WithGuard, WithPipe, WithFilter, RequestScoped, WithDecorator]);
     closers.push(() => app.close());
-    const streams = [intercepted, guarded, piped, filtered, scoped];
+    const streams = [intercepted, guarded, piped, filtered, scoped, decorated];
     for (const stream of streams) await redis.xadd(stream, '*', ...encodeEnvelope({ data: { name: 'ada' } }, codec));
-    await waitFor(() => Object.keys(viaNest).length === 5, 'five handled entries');
+    await waitFor(() => Object.keys(viaNest).length === 6, 'six handled entries');
     expect(viaNest).toEqual(Object.fromEntries(streams.map((stream) => [stream, true])));
     expect(ran.sort()).toEqual(['guard', 'interceptor', 'pipe']);
-    expect(lines.filter((line) => line.includes("runs through Nest's pipeline"))).toHaveLength(5);
-    expect(lines.find((line) => line.includes(scoped))).toContain('request-scoped');
+    expect(lines.filter((line) => line.includes("runs through Nest's pipeline"))).toHaveLength(6);
     expect(lines.some((line) => line.includes('runs direct'))).toBe(false);
+    expect(Object.fromEntries(streams.map((stream) => [stream, pathOf(server, stream)?.reason]))).toEqual({
+      [intercepted]: 'interceptors bound to WithInterceptor.handle',
+      [guarded]: 'guards bound to WithGuard.handle',
+      [piped]: 'a pipe bound to parameter 0 of handle',
+      [filtered]: 'an exception filter bound to WithFilter.handle',
+      [scoped]: 'its controller is request-scoped',
+      [decorated]: 'parameter 0 of handle has a custom decorator',
+    });
   });
 
-  it('keeps Nest’s pipeline for every handler once an app-wide interceptor is bound', async () => {
-    const stream = unique('global-interceptor');
-    let intercepted = 0;
+  type Microservice = Awaited<ReturnType<typeof create>>;
+  it.each<[string, string, (app: Microservice, ran: string[]) => void]>([
+    ['guard', 'getGlobalGuards', (app, ran) => app.useGlobalGuards({ canActivate: () => Boolean(ran.push('guard')) })],
+    [
+      'interceptor',
+      'getGlobalInterceptors',
+      (app, ran) =>
+        app.useGlobalInterceptors({
+          intercept: (_: ExecutionContext, next: CallHandler) => {
+            ran.push('interceptor');
+            return next.handle();
+          },
+        }),
+    ],
+    [
+      'pipe',
+      'getGlobalPipes',
+      (app, ran) =>
+        app.useGlobalPipes({
+          transform: (value: unknown) => {
+            ran.push('pipe');
+            return value;
+          },
+        }),
+    ],
+    ['filter', 'getGlobalFilters', (app) => app.useGlobalFilters(new BaseRpcExceptionFilter())],
+  ])('keeps Nest’s pipeline for every handler once an app-wide %s is bound', async (kind, getter, bind) => {
+    const stream = unique(`global-${kind}`);
+    const ran: string[] = [];
     let viaNest: boolean | undefined;
     @Controller()
     class Bare {
@@ -177,19 +248,50 @@ describe('useDirectHandlers: event handlers with nothing bound skip Nest’s per
         viaNest = throughNest();
       }
     }
-    const { app, lines } = await start([Bare], (created) =>
-      created.useGlobalInterceptors({
-        intercept: (_: ExecutionContext, next: CallHandler) => {
-          intercepted++;
-          return next.handle();
-        },
-      }),
-    );
+    const { app, server, lines } = await start([Bare], (created) => bind(created, ran));
     closers.push(() => app.close());
     await redis.xadd(stream, '*', ...encodeEnvelope({ data: 1 }, codec));
     await waitFor(() => viaNest !== undefined, 'the handled entry');
-    expect({ viaNest, intercepted }).toEqual({ viaNest: true, intercepted: 1 });
-    expect(lines.find((line) => line.includes(stream))).toContain('app-wide enhancers are bound (getGlobalInterceptors)');
+    expect({ viaNest, ran }).toEqual({ viaNest: true, ran: kind === 'filter' ? [] : [kind] });
+    expect(pathOf(server, stream)).toEqual({
+      pattern: stream,
+      group: 'nest',
+      path: 'pipeline',
+      reason: `app-wide enhancers are bound (${getter})`,
+    });
+    expect(lines.find((line) => line.includes(stream))).toContain(
+      `runs through Nest's pipeline: app-wide enhancers are bound (${getter})`,
+    );
+  });
+
+  it('runs every handler through Nest’s pipeline with directHandlers: false, and says so per handler', async () => {
+    const [first, second] = [unique('off-first'), unique('off-second')];
+    const calls: Array<[string, boolean]> = [];
+    @Controller()
+    class Bare {
+      @EventPattern(first)
+      one(@Payload() _data: unknown) {
+        calls.push([first, throughNest()]);
+      }
+      @EventPattern(second)
+      two(@Payload() _data: unknown, @Ctx() _ctx: RedisStreamsContext) {
+        calls.push([second, throughNest()]);
+      }
+    }
+    const { app, server, lines } = await start([Bare], () => undefined, { directHandlers: false });
+    closers.push(() => app.close());
+    for (const stream of [first, second]) await redis.xadd(stream, '*', ...encodeEnvelope({ data: 1 }, codec));
+    await waitFor(() => calls.length === 2, 'both handled entries');
+    expect(calls.sort()).toEqual(
+      [
+        [first, true],
+        [second, true],
+      ].sort(),
+    );
+    expect(server.getHandlerPaths().map((p) => p.path)).toEqual(['pipeline', 'pipeline']);
+    expect(
+      lines.filter((line) => line.includes("runs through Nest's pipeline: the server option directHandlers is false")),
+    ).toHaveLength(2);
   });
 
   it('fails an entry exactly as Nest’s pipeline does: the same error reaches the transport, the entry stays pending', async () => {
@@ -282,52 +384,77 @@ describe('useDirectHandlers: event handlers with nothing bound skip Nest’s per
     expect(lines.find((line) => line.includes(stream))).toContain('several handlers share its stream and group');
   });
 
-  it('refuses what is not a microservice it can inspect (a hybrid app’s HTTP application)', async () => {
-    const stream = unique('hybrid');
-    let viaNest: boolean | undefined;
+  /** A hybrid app whose one bare handler records whether Nest's pipeline called it, after one entry. */
+  async function runHybrid(stream: string, connect: (http: INestApplication, server: RedisStreamsServer) => void) {
+    const calls: boolean[] = [];
     @Controller()
     class Bare {
       @EventPattern(stream)
       handle() {
-        viaNest = throughNest();
+        calls.push(throughNest());
       }
     }
     @Module({ controllers: [Bare] })
     class HybridModule {}
-    const server = new RedisStreamsServer({ connection: redisUrl(), blockMs: 200, reclaimIntervalMs: 0 });
-    const lines: string[] = [];
-    (server as unknown as { logger: { log(m: string): void } }).logger.log = (message: string) => lines.push(message);
+    const { server } = serverWithLog();
     const http = await NestFactory.create(HybridModule, { logger: quietLogger() });
     closers.push(() => http.close());
-    http.connectMicroservice({ strategy: server });
-    server.useDirectHandlers(http);
+    connect(http, server);
     await http.startAllMicroservices();
     await redis.xadd(stream, '*', ...encodeEnvelope({ data: 1 }, codec));
-    await waitFor(() => viaNest !== undefined, 'the handled entry');
-    expect(viaNest).toBe(true);
-    expect(lines.find((line) => line.includes(stream))).toContain('not a Nest microservice');
+    await waitFor(() => calls.length === 1, 'the handled entry');
+    return { viaNest: calls[0], path: pathOf(server, stream) };
+  }
+
+  it.each<[string, NestHybridApplicationOptions]>([
+    ['connectMicroservice()', {}],
+    ['deferred initialisation', { deferInitialization: true }],
+  ])('finds its microservice in a hybrid app (%s); the HTTP app’s own enhancers do not apply to it', async (_, hybrid) => {
+    const ran: string[] = [];
+    const { viaNest, path } = await runHybrid(unique('hybrid'), (http, server) => {
+      http.useGlobalGuards({ canActivate: () => Boolean(ran.push('http guard')) });
+      http.connectMicroservice({ strategy: server }, hybrid);
+    });
+    expect({ viaNest, ran, path: path?.path }).toEqual({ viaNest: false, ran: [], path: 'direct' });
   });
 
-  it('runs direct in a hybrid app given the microservice connectMicroservice() returns', async () => {
-    const stream = unique('hybrid-ms');
-    let viaNest: boolean | undefined;
-    @Controller()
-    class Bare {
-      @EventPattern(stream)
-      handle() {
-        viaNest = throughNest();
-      }
+  it('keeps Nest’s pipeline in a hybrid app that inherits the HTTP app’s global guard', async () => {
+    const ran: string[] = [];
+    const { viaNest, path } = await runHybrid(unique('hybrid-inherit'), (http, server) => {
+      http.useGlobalGuards({ canActivate: () => Boolean(ran.push('http guard')) });
+      http.connectMicroservice({ strategy: server }, { inheritAppConfig: true });
+    });
+    expect({ viaNest, ran, reason: path?.reason }).toEqual({
+      viaNest: true,
+      ran: ['http guard'],
+      reason: 'app-wide enhancers are bound (getGlobalGuards)',
+    });
+  });
+
+  it('still accepts the deprecated useDirectHandlers(app), even given the hybrid app’s HTTP application', async () => {
+    const { viaNest, path } = await runHybrid(unique('deprecated'), (http, server) => {
+      http.connectMicroservice({ strategy: server });
+      expect(server.useDirectHandlers(http)).toBe(server);
+    });
+    expect({ viaNest, path: path?.path }).toEqual({ viaNest: false, path: 'direct' });
+  });
+
+  it('says why handlers keep the pipeline when no Nest microservice registered them', async () => {
+    const [alone, told] = [unique('no-app'), unique('not-an-app')];
+    const servers = [serverWithLog(), serverWithLog()];
+    servers[1].server.useDirectHandlers({ not: 'a microservice' });
+    for (const [{ server }, stream] of [
+      [servers[0], alone],
+      [servers[1], told],
+    ] as const) {
+      server.addHandler(stream, (async () => undefined) as unknown as MessageHandler, true, {});
+      await new Promise<void>((resolve, reject) => void server.listen((err) => (err ? reject(err) : resolve())));
+      closers.push(() => server.close());
     }
-    @Module({ controllers: [Bare] })
-    class HybridModule {}
-    const server = new RedisStreamsServer({ connection: redisUrl(), blockMs: 200, reclaimIntervalMs: 0 });
-    const http = await NestFactory.create(HybridModule, { logger: quietLogger() });
-    closers.push(() => http.close());
-    server.useDirectHandlers(http.connectMicroservice({ strategy: server }));
-    await http.startAllMicroservices();
-    await redis.xadd(stream, '*', ...encodeEnvelope({ data: 1 }, codec));
-    await waitFor(() => viaNest !== undefined, 'the handled entry');
-    expect(viaNest).toBe(false);
+    expect(pathOf(servers[0].server, alone)?.reason).toBe(
+      'the Nest microservice that registered it could not be reached (pass it with server.useDirectHandlers(app) before listen())',
+    );
+    expect(servers[1].lines.find((line) => line.includes(told))).toContain('the Nest application could not be read');
   });
 
   it('runs a direct handler inside the producer’s trace context, as the pipeline does', async () => {

@@ -4,7 +4,15 @@ import type { Redis } from 'ioredis';
 import { RedisStreamsMetrics } from 'nest-redis-streams';
 import { Registry } from 'prom-client';
 import { loadPromClient } from '../../libs/nest-redis-streams/src/metrics/prom-client.loader.js';
-import { pendingCount, redisClient, startMicroservice, unique, waitFor } from '../support/helpers.js';
+import {
+  pendingCount,
+  redisClient,
+  startMicroservice,
+  unique,
+  waitFor,
+  HANDLER_PATHS,
+  runHandlersOn,
+} from '../support/helpers.js';
 
 jest.setTimeout(30_000);
 
@@ -22,7 +30,8 @@ async function valueOf(registry: Registry, name: string, labels: Record<string, 
   );
 }
 
-describe('RedisStreamsMetrics', () => {
+describe.each(HANDLER_PATHS)('RedisStreamsMetrics (%s path)', (path) => {
+  runHandlersOn(path);
   let redis: Redis;
   const closers: Array<() => unknown> = [];
   beforeAll(() => {

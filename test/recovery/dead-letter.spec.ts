@@ -1,7 +1,17 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import { throwError } from 'rxjs';
 import { DeadLetterService, ENVELOPE, NonRetryableError, RedisStreamsContext, type TransportEventMap } from 'nest-redis-streams';
-import { pendingCount, readAll, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
+import {
+  pendingCount,
+  readAll,
+  startMicroservice,
+  unique,
+  waitFor,
+  testContext,
+  HANDLER_PATHS,
+  runHandlersOn,
+} from '../support/helpers.js';
 import { WorkerProcess } from '../support/worker-process.js';
 
 const fastRetry = { minIdleTimeMs: 200, reclaimIntervalMs: 50, retryBackoffMs: 10 };
@@ -9,7 +19,8 @@ const fastRetry = { minIdleTimeMs: 200, reclaimIntervalMs: 50, retryBackoffMs: 1
 const BINARY = Buffer.from([0x08, 0x96, 0x01, 0xff, 0xfe, 0x00, 0x41]);
 const hex = (buffers: Buffer[]) => buffers.map((b) => b.toString('hex'));
 
-describe('dead-letter stream', () => {
+describe.each(HANDLER_PATHS)('dead-letter stream (%s path)', (path) => {
+  runHandlersOn(path);
   const { redis, closers } = testContext();
   const deadLetters = new DeadLetterService(redis);
 
@@ -61,6 +72,42 @@ describe('dead-letter stream', () => {
     expect(await redis.xlen(dlq)).toBe(0);
   }, 20_000);
 
+  it('without RedisStreamsExceptionFilter too, parks a NonRetryableError at once with its message (sync, async, Observable)', async () => {
+    const [sync, async, observable] = [unique('default-sync'), unique('default-async'), unique('default-observable')];
+    @Controller()
+    class Handlers {
+      @EventPattern(sync)
+      failNow() {
+        throw new NonRetryableError('rejected at once');
+      }
+      @EventPattern(async)
+      async failLater() {
+        throw new NonRetryableError('rejected later');
+      }
+      @EventPattern(observable)
+      failInStream() {
+        return throwError(() => new NonRetryableError('rejected in a stream'));
+      }
+    }
+    const { app } = await startMicroservice([Handlers], { ...fastRetry, maxDeliveries: 2 }, [], false);
+    closers.push(() => app.close());
+    const letters: Record<string, unknown> = {};
+    for (const stream of [sync, async, observable]) {
+      await redis.xadd(stream, '*', 'n', '1');
+      const dlq = DeadLetterService.streamFor(stream);
+      await waitFor(async () => (await redis.xlen(dlq)) === 1, `the dead letter of ${stream}`);
+      const [letter] = (await deadLetters.list(dlq)).items;
+      letters[stream] = { reason: letter.reason, error: letter.error, deliveries: letter.deliveries };
+    }
+    // Nest's default filter applies (no filter is bound): the transport still sees the error itself.
+    const parked = (error: string) => ({ reason: 'non-retryable', error, deliveries: 1 });
+    expect(letters).toEqual({
+      [sync]: parked('rejected at once'),
+      [async]: parked('rejected later'),
+      [observable]: parked('rejected in a stream'),
+    });
+  });
+
   it('parks at once when the handler throws NonRetryableError; discard removes it', async () => {
     const stream = unique('non-retryable');
     let calls = 0;
@@ -83,36 +130,6 @@ describe('dead-letter stream', () => {
     expect(await deadLetters.discard(dlq, letter.id)).toBe(true);
     expect(await deadLetters.discard(dlq, letter.id)).toBe(false);
   });
-
-  it('pages through dead letters', async () => {
-    const dlq = unique('paging');
-    for (let i = 0; i < 5; i++) await redis.xadd(dlq, '*', 'dlq:reason', 'non-retryable', 'dlq:stream', 's', 'n', String(i));
-    const first = await deadLetters.list(dlq, { count: 2 });
-    const second = await deadLetters.list(dlq, { count: 2, after: first.next! });
-    const third = await deadLetters.list(dlq, { count: 2, after: second.next! });
-    expect([...first.items, ...second.items, ...third.items].map((l) => l.fields.n)).toEqual(['0', '1', '2', '3', '4']);
-    expect(third.next).toBeNull();
-  });
-
-  it('parks the entry of a handler that kills its process on every delivery', async () => {
-    const stream = unique('exit');
-    const env = { REDIS_URL: process.env.REDIS_URL!, STREAM: stream, CONSUMER: 'crashy', BEHAVIOUR: 'exit', MAX_DELIVERIES: '3' };
-    const id = await redis.xadd(stream, '*', 'order', 'kills-the-process');
-    const dlq = DeadLetterService.streamFor(stream);
-    const deliveries: number[] = [];
-    for (let run = 0; run < 6 && (await redis.xlen(dlq)) === 0; run++) {
-      const worker = await WorkerProcess.start(env, false);
-      closers.push(() => worker.kill());
-      await Promise.race([worker.exited, waitFor(async () => (await redis.xlen(dlq)) === 1, 'the dead letter', 15_000)]);
-      deliveries.push(...worker.messages.filter((m) => m.type === 'start').map((m) => m.deliveries!));
-      await worker.kill();
-    }
-    expect(deliveries).toEqual([1, 2, 3]);
-    const [letter] = (await deadLetters.list(dlq)).items;
-    expect(letter).toMatchObject({ reason: 'max-deliveries', originalId: id, deliveries: 4 });
-    expect(letter.error).toMatch(/may have crashed/);
-    expect(await pendingCount(redis, stream, 'nest')).toBe(0);
-  }, 60_000);
 
   it('writes tombstones for pending entries whose payload was trimmed away', async () => {
     const stream = unique('trimmed');
@@ -243,4 +260,39 @@ describe('dead-letter stream', () => {
     expect(events).toEqual([]);
     expect(calls).toBe(1);
   });
+});
+
+describe('dead-letter stream: listing, and a worker process that crashes', () => {
+  const { redis, closers } = testContext();
+  const deadLetters = new DeadLetterService(redis);
+
+  it('pages through dead letters', async () => {
+    const dlq = unique('paging');
+    for (let i = 0; i < 5; i++) await redis.xadd(dlq, '*', 'dlq:reason', 'non-retryable', 'dlq:stream', 's', 'n', String(i));
+    const first = await deadLetters.list(dlq, { count: 2 });
+    const second = await deadLetters.list(dlq, { count: 2, after: first.next! });
+    const third = await deadLetters.list(dlq, { count: 2, after: second.next! });
+    expect([...first.items, ...second.items, ...third.items].map((l) => l.fields.n)).toEqual(['0', '1', '2', '3', '4']);
+    expect(third.next).toBeNull();
+  });
+
+  it('parks the entry of a handler that kills its process on every delivery', async () => {
+    const stream = unique('exit');
+    const env = { REDIS_URL: process.env.REDIS_URL!, STREAM: stream, CONSUMER: 'crashy', BEHAVIOUR: 'exit', MAX_DELIVERIES: '3' };
+    const id = await redis.xadd(stream, '*', 'order', 'kills-the-process');
+    const dlq = DeadLetterService.streamFor(stream);
+    const deliveries: number[] = [];
+    for (let run = 0; run < 6 && (await redis.xlen(dlq)) === 0; run++) {
+      const worker = await WorkerProcess.start(env, false);
+      closers.push(() => worker.kill());
+      await Promise.race([worker.exited, waitFor(async () => (await redis.xlen(dlq)) === 1, 'the dead letter', 15_000)]);
+      deliveries.push(...worker.messages.filter((m) => m.type === 'start').map((m) => m.deliveries!));
+      await worker.kill();
+    }
+    expect(deliveries).toEqual([1, 2, 3]);
+    const [letter] = (await deadLetters.list(dlq)).items;
+    expect(letter).toMatchObject({ reason: 'max-deliveries', originalId: id, deliveries: 4 });
+    expect(letter.error).toMatch(/may have crashed/);
+    expect(await pendingCount(redis, stream, 'nest')).toBe(0);
+  }, 60_000);
 });

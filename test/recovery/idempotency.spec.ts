@@ -13,33 +13,22 @@ import {
 import { removeIdleConsumers } from '../../libs/nest-redis-streams/src/recovery/idle-consumers.js';
 import { Logger } from '@nestjs/common';
 import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
-import { pendingCount, redisClient, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
+import {
+  pendingCount,
+  redisClient,
+  startMicroservice,
+  unique,
+  waitFor,
+  testContext,
+  HANDLER_PATHS,
+  runHandlersOn,
+} from '../support/helpers.js';
 import { WorkerProcess } from '../support/worker-process.js';
 import { allSettled } from '../support/settled.js';
 
-describe('idempotent handlers and housekeeping', () => {
+describe.each(HANDLER_PATHS)('idempotent handlers (%s path)', (path) => {
+  runHandlersOn(path);
   const { redis, closers } = testContext();
-
-  it.each([
-    { label: 'with the guard, the effect is applied once', idempotent: '1', effects: '1' },
-    { label: 'without it, twice (the scenario is real)', idempotent: '0', effects: '2' },
-  ])(
-    'crash after the effect and before the ack: $label',
-    async ({ idempotent, effects }) => {
-      const stream = unique('crash-after-effect');
-      const env = { REDIS_URL: process.env.REDIS_URL!, STREAM: stream, CONSUMER: 'pay-1', IDEMPOTENT: idempotent };
-      await redis.xadd(stream, '*', ...encodeEnvelope({ data: { amount: 100 }, eventId: 'payment-77' }, new JsonCodec()));
-      const crashing = await WorkerProcess.start({ ...env, BEHAVIOUR: 'exit-after-effect' }, false);
-      closers.push(() => crashing.kill());
-      expect(await crashing.exited).toBe(4);
-      expect(await pendingCount(redis, stream, 'nest')).toBe(1);
-      const healthy = await WorkerProcess.start({ ...env, BEHAVIOUR: 'ok' });
-      closers.push(() => healthy.kill());
-      await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'the redelivery to be acked');
-      expect(await redis.hget(`${stream}:effects`, 'payment-77')).toBe(effects);
-    },
-    30_000,
-  );
 
   it('@Idempotent() skips a re-published event with the same event id', async () => {
     const stream = unique('decorator');
@@ -69,6 +58,33 @@ describe('idempotent handlers and housekeeping', () => {
   const publish = (stream: string, eventId: string, n = 1) =>
     redis.xadd(stream, '*', ...encodeEnvelope({ data: { n }, eventId }, new JsonCodec()));
 
+  it('@Idempotent() releases its claim when the handler fails, so the retry runs it, once', async () => {
+    const stream = unique('decorator-retry');
+    const deliveries: number[] = [];
+    @Controller()
+    class Payments {
+      @EventPattern(stream)
+      @Idempotent()
+      async charge(@Ctx() ctx: RedisStreamsContext) {
+        deliveries.push(ctx.getDeliveryCount());
+        if (ctx.getDeliveryCount() === 1) throw new Error('provider timeout');
+      }
+    }
+    const store = new RedisIdempotencyStore(redis, `${stream}:idem:`);
+    @Module({ controllers: [Payments], providers: [{ provide: IDEMPOTENCY_STORE, useValue: store }] })
+    class PaymentsModule {}
+    const options = { retryBackoffMs: 20, reclaimIntervalMs: 50 };
+    const { app, server } = await startMicroservice([], options, [], true, [PaymentsModule]);
+    closers.push(() => app.close());
+    const failures: unknown[] = [];
+    server.events.on('failed', ({ error }) => failures.push(error));
+    await publish(stream, 'pay-1');
+    await waitFor(async () => deliveries.length === 2 && (await pendingCount(redis, stream, 'nest')) === 0, 'the retry, acked');
+    expect(failures).toEqual([expect.objectContaining({ message: 'provider timeout' })]);
+    expect(await redis.get(`${stream}:idem:${stream}|nest|Payments.charge|pay-1`)).toBe('done');
+    expect(server.getHandlerPaths()[0].path).toBe(path);
+  });
+
   it('runs the same event id once on each stream: the key names the stream', async () => {
     const created = unique('orders.created');
     const shipped = unique('orders.shipped');
@@ -97,38 +113,6 @@ describe('idempotent handlers and housekeeping', () => {
       4_000,
     );
     expect(applied.sort()).toEqual([created, shipped].sort());
-  });
-
-  it('runs two @Idempotent() handlers of one stream and group once each per event', async () => {
-    const stream = unique('two-handlers');
-    const applied: string[] = [];
-    @Controller()
-    class Orders {
-      @EventPattern(stream)
-      @Idempotent()
-      reserveStock(@Ctx() ctx: RedisStreamsContext) {
-        applied.push(`stock:${ctx.getEventId()}`);
-      }
-      @EventPattern(stream)
-      @Idempotent()
-      sendMail(@Ctx() ctx: RedisStreamsContext) {
-        applied.push(`mail:${ctx.getEventId()}`);
-      }
-    }
-    const store = new RedisIdempotencyStore(redis, `${stream}:idem:`);
-    @Module({ controllers: [Orders], providers: [{ provide: IDEMPOTENCY_STORE, useValue: store }] })
-    class OrdersModule {}
-    const { app } = await startMicroservice([], { retryBackoffMs: 20, reclaimIntervalMs: 50 }, [], true, [OrdersModule]);
-    closers.push(() => app.close());
-    await publish(stream, 'evt-1');
-    await publish(stream, 'evt-1'); // re-published: both handlers skip it
-    await waitFor(
-      async () => (await pendingCount(redis, stream, 'nest')) === 0 && (await redis.xlen(stream)) === 2 && applied.length >= 2,
-      'both entries acked',
-      4_000,
-    );
-    expect(applied.sort()).toEqual(['mail:evt-1', 'stock:evt-1']);
-    expect(await redis.get(`${stream}:idem:${stream}|nest|Orders.sendMail|evt-1`)).toBe('done');
   });
 
   it('does not run an effect again when its entry is redelivered after the effect completed', async () => {
@@ -186,6 +170,65 @@ describe('idempotent handlers and housekeeping', () => {
     expect(effects).toBe(runs);
     // Either way the new key now says done: the next delivery does not look at the old one again.
     expect(await redis.get(`${prefix}${stream}|nest|run-once|evt-old`)).toBe('done');
+  });
+});
+
+describe('idempotent handlers: worker processes, handlers sharing a stream, keys and housekeeping', () => {
+  const { redis, closers } = testContext();
+  const publish = (stream: string, eventId: string, n = 1) =>
+    redis.xadd(stream, '*', ...encodeEnvelope({ data: { n }, eventId }, new JsonCodec()));
+
+  it.each([
+    { label: 'with the guard, the effect is applied once', idempotent: '1', effects: '1' },
+    { label: 'without it, twice (the scenario is real)', idempotent: '0', effects: '2' },
+  ])(
+    'crash after the effect and before the ack: $label',
+    async ({ idempotent, effects }) => {
+      const stream = unique('crash-after-effect');
+      const env = { REDIS_URL: process.env.REDIS_URL!, STREAM: stream, CONSUMER: 'pay-1', IDEMPOTENT: idempotent };
+      await redis.xadd(stream, '*', ...encodeEnvelope({ data: { amount: 100 }, eventId: 'payment-77' }, new JsonCodec()));
+      const crashing = await WorkerProcess.start({ ...env, BEHAVIOUR: 'exit-after-effect' }, false);
+      closers.push(() => crashing.kill());
+      expect(await crashing.exited).toBe(4);
+      expect(await pendingCount(redis, stream, 'nest')).toBe(1);
+      const healthy = await WorkerProcess.start({ ...env, BEHAVIOUR: 'ok' });
+      closers.push(() => healthy.kill());
+      await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'the redelivery to be acked');
+      expect(await redis.hget(`${stream}:effects`, 'payment-77')).toBe(effects);
+    },
+    30_000,
+  );
+
+  it('runs two @Idempotent() handlers of one stream and group once each per event', async () => {
+    const stream = unique('two-handlers');
+    const applied: string[] = [];
+    @Controller()
+    class Orders {
+      @EventPattern(stream)
+      @Idempotent()
+      reserveStock(@Ctx() ctx: RedisStreamsContext) {
+        applied.push(`stock:${ctx.getEventId()}`);
+      }
+      @EventPattern(stream)
+      @Idempotent()
+      sendMail(@Ctx() ctx: RedisStreamsContext) {
+        applied.push(`mail:${ctx.getEventId()}`);
+      }
+    }
+    const store = new RedisIdempotencyStore(redis, `${stream}:idem:`);
+    @Module({ controllers: [Orders], providers: [{ provide: IDEMPOTENCY_STORE, useValue: store }] })
+    class OrdersModule {}
+    const { app } = await startMicroservice([], { retryBackoffMs: 20, reclaimIntervalMs: 50 }, [], true, [OrdersModule]);
+    closers.push(() => app.close());
+    await publish(stream, 'evt-1');
+    await publish(stream, 'evt-1'); // re-published: both handlers skip it
+    await waitFor(
+      async () => (await pendingCount(redis, stream, 'nest')) === 0 && (await redis.xlen(stream)) === 2 && applied.length >= 2,
+      'both entries acked',
+      4_000,
+    );
+    expect(applied.sort()).toEqual(['mail:evt-1', 'stock:evt-1']);
+    expect(await redis.get(`${stream}:idem:${stream}|nest|Orders.sendMail|evt-1`)).toBe('done');
   });
 
   it('escapes the separator so that no two (stream, group, handler, event) share a key', () => {

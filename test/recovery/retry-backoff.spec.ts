@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern } from '@nestjs/microservices';
 import type { RedisStreamsContext } from 'nest-redis-streams';
-import { startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
+import { startMicroservice, testContext, unique, waitFor, HANDLER_PATHS, runHandlersOn } from '../support/helpers.js';
 
 const BACKOFF_MS = 300;
 
@@ -13,7 +13,8 @@ const BACKOFF_MS = 300;
  * load 15 on 2 cores: the first gap had waited for a late timer). The exact doubling of the
  * scheduled wait is checked without a clock by failure-handler.spec (idle per delivery).
  */
-describe('retry back-off', () => {
+describe.each(HANDLER_PATHS)('retry back-off (%s path)', (path) => {
+  runHandlersOn(path);
   const { redis, closers } = testContext();
 
   it('doubles the wait between deliveries of an entry that keeps failing', async () => {

@@ -39,6 +39,41 @@ export async function waitFor<T>(check: () => T | Promise<T>, what: string, time
   throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}.`);
 }
 
+/** The two ways a handler runs (docs/performance.md, "Direct handlers"): `describe.each(HANDLER_PATHS)`. */
+export const HANDLER_PATHS: Array<['direct' | 'pipeline']> = [['direct'], ['pipeline']];
+let forcedPath: 'direct' | 'pipeline' | undefined;
+
+/**
+ * Runs the handlers that startMicroservice() starts in this describe block on one path
+ * (`directHandlers: true` or `false`), and fails each start whose handlers did not take it: a
+ * handler-semantics suite wrapped in `describe.each(HANDLER_PATHS)` cannot pass on the wrong one.
+ */
+export function runHandlersOn(path: 'direct' | 'pipeline'): void {
+  beforeAll(() => {
+    forcedPath = path;
+  });
+  afterAll(() => {
+    forcedPath = undefined;
+  });
+}
+
+/**
+ * On the pipeline every handler runs through Nest's; on the direct path at least one does not,
+ * and none keeps the pipeline for want of its application (which would make both runs the same).
+ */
+function expectForcedPath(server: RedisStreamsServer, path: 'direct' | 'pipeline'): void {
+  const paths = server.getHandlerPaths();
+  const wrong =
+    path === 'pipeline'
+      ? paths.filter((p) => p.path !== 'pipeline')
+      : paths.some((p) => p.path === 'direct')
+        ? paths.filter((p) => /directHandlers is false|could not be (reached|read)/.test(p.reason ?? ''))
+        : paths;
+  if (paths.length === 0 || wrong.length > 0) {
+    throw new Error(`Expected the ${path} path, got ${JSON.stringify(paths)}.`);
+  }
+}
+
 /** Starts a Nest microservice with the given controllers on a RedisStreamsServer. */
 export async function startMicroservice(
   controllers: Type[],
@@ -51,11 +86,20 @@ export async function startMicroservice(
 ): Promise<{ app: INestMicroservice; server: RedisStreamsServer }> {
   @Module({ controllers, providers, imports })
   class TestModule {}
-  const server = new RedisStreamsServer({ connection: redisUrl(), blockMs: 200, ...options });
+  const path = forcedPath && { directHandlers: forcedPath === 'direct' };
+  const server = new RedisStreamsServer({ connection: redisUrl(), blockMs: 200, ...path, ...options });
   const app = await NestFactory.createMicroservice(TestModule, { strategy: server, logger: quietLogger() });
   if (withFilter) app.useGlobalFilters(new RedisStreamsExceptionFilter());
   beforeListen(server);
   await app.listen();
+  if (forcedPath) {
+    try {
+      expectForcedPath(server, forcedPath);
+    } catch (err) {
+      await app.close();
+      throw err;
+    }
+  }
   return { app, server };
 }
 

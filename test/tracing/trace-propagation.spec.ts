@@ -5,9 +5,10 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { lastValueFrom } from 'rxjs';
 import { RedisStreamsClient, RedisStreamsContext } from 'nest-redis-streams';
-import { redisUrl, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
+import { redisUrl, startMicroservice, testContext, unique, waitFor, HANDLER_PATHS, runHandlersOn } from '../support/helpers.js';
 
-describe('trace context propagation', () => {
+describe.each(HANDLER_PATHS)('trace context propagation (%s path)', (path) => {
+  runHandlersOn(path);
   const { closers } = testContext();
   beforeAll(() => {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());

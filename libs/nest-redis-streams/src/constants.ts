@@ -17,6 +17,8 @@ export const SERVER_DEFAULTS = {
   blockMs: 2_000,
   shutdownTimeoutMs: 10_000,
   leaseRenewal: true,
+  // Semantically identical to Nest's pipeline where used (docs/performance.md, "Direct handlers").
+  directHandlers: true,
   reclaimIntervalMs: 5_000,
   reclaimCount: 100,
   retryBackoffMs: 1_000,

@@ -11,6 +11,7 @@ export const MESSAGES = {
     `Option "${option}" must be a positive integer${where}, got ${JSON.stringify(value)}.`,
   badString: (option: string, value: unknown, where: string) =>
     `Option "${option}" must be a non-empty string${where}, got ${JSON.stringify(value)}.`,
+  badBoolean: (option: string, value: unknown) => `Option "${option}" must be true or false, got ${JSON.stringify(value)}.`,
   badAckMode: (value: unknown, where: string) =>
     `Option "ackMode" must be "auto" or "manual"${where}, got ${JSON.stringify(value)}.`,
   badStartId: (value: unknown, where: string) =>

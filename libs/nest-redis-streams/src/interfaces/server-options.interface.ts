@@ -66,6 +66,15 @@ export interface RedisStreamsServerOptions extends StreamHandlerOptions {
    * @default `<keyPrefix>nrs:replies:` (where clients with the same keyPrefix put their reply streams)
    */
   replyStreamPrefix?: string;
+  /**
+   * Call event handlers that nothing is bound to as their controller method, without Nest's
+   * per-message pipeline; any guard, interceptor, pipe, filter (but this library's own), custom
+   * parameter decorator or request scope keeps that handler on the pipeline, and the start-up
+   * log names each handler's path (`server.getHandlerPaths()`). `false` runs every handler
+   * through Nest's pipeline. See docs/performance.md, "Direct handlers".
+   * @default true
+   */
+  directHandlers?: boolean;
   /** Decodes the `data` field of this library's envelope. @default JSON */
   deserializer?: PayloadDeserializer;
   /** The application's SchedulerRegistry, so reclaim intervals show up in it. @default a private one */

@@ -1,19 +1,20 @@
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
-import { BaseRpcExceptionFilter, type MessageHandler } from '@nestjs/microservices';
+import { BaseRpcExceptionFilter } from '@nestjs/microservices';
 import { isObservable, type Observable } from 'rxjs';
 import { catchError } from 'rxjs/operators';
 import type { RedisStreamsContext } from '../context/redis-streams.context.js';
+import { type MethodCall, intercepted, ownInterceptor } from './own-interceptor.js';
 import { RedisStreamsExceptionFilter } from '../filters/redis-streams-exception.filter.js';
-import type { HandlerRegistration } from './handler-registry.js';
 
 /**
- * Opt-in fast path (`RedisStreamsServer.useDirectHandlers(app)`): an event handler with nothing
- * bound to it is called as its controller method, skipping Nest's per-message pipeline (about
- * 3.4 KB of promises, closures and argument arrays per entry). Only what can be proved to be a
- * bare call qualifies; everything else keeps Nest's pipeline. The metadata keys are Nest's
+ * The default fast path (see handler-paths.ts): an event handler with nothing bound to it is
+ * called as its controller method, skipping Nest's per-message pipeline (about 3.4 KB of
+ * promises, closures and argument arrays per entry). Only what can be proved to be a bare call
+ * qualifies; everything else keeps Nest's pipeline. The metadata keys are Nest's
  * (`@nestjs/common/constants`, `@nestjs/microservices/constants`), stable since Nest 5.
  */
-const ENHANCER_KEYS = ['__guards__', '__interceptors__', '__pipes__'] as const;
+const ENHANCER_KEYS = ['__guards__', '__pipes__'] as const;
+const INTERCEPTORS = '__interceptors__';
 const FILTERS = '__exceptionFilters__';
 const ROUTE_ARGS = '__routeArguments__';
 const PATTERN = 'microservices:pattern';
@@ -39,6 +40,7 @@ interface InstanceWrapperLike {
 }
 interface ModuleLike {
   controllers: Map<unknown, InstanceWrapperLike>;
+  injectables?: Map<unknown, InstanceWrapperLike>;
 }
 interface ContainerLike {
   applicationConfig?: GlobalConfig;
@@ -96,6 +98,7 @@ const ownFilterGlobally = (container: ContainerLike) =>
   ((container.applicationConfig!.getGlobalFilters as () => unknown[])() ?? []).length > 0;
 
 interface Candidate {
+  module: ModuleLike;
   instance: object;
   methodKey: string;
   isStatic: boolean;
@@ -116,7 +119,7 @@ function candidates(container: ContainerLike, matches: (pattern: unknown, extras
         const patterns = (Reflect.getMetadata(PATTERN, method) as unknown[] | undefined) ?? [];
         const extras: unknown = Reflect.getMetadata('microservices:pattern_extras', method);
         if (patterns.some((pattern) => matches(pattern, extras))) {
-          found.push({ instance, methodKey, isStatic: wrapper.isDependencyTreeStatic() });
+          found.push({ module, instance, methodKey, isStatic: wrapper.isDependencyTreeStatic() });
         }
       }
     }
@@ -134,9 +137,10 @@ function methodNames(prototype: object | null): Set<string> {
 
 /**
  * Finds the one controller method behind a stream and group and proves it bare: a singleton
- * (not request-scoped), no guard, interceptor, pipe or exception filter on the method or its
- * class, parameters that are only `@Payload()` (optionally a property) and `@Ctx()`, and no
- * app-wide enhancer (checked by the caller once for all handlers).
+ * (not request-scoped), no guard, pipe, interceptor or exception filter on the method or its
+ * class but this library's own (`@Idempotent()`'s interceptor, RedisStreamsExceptionFilter,
+ * both reproduced), parameters that are only `@Payload()` (optionally a property) and `@Ctx()`,
+ * and no app-wide enhancer (checked by the caller once for all handlers).
  */
 export function resolveDirect(
   container: ContainerLike,
@@ -145,7 +149,7 @@ export function resolveDirect(
 ): DirectResolution {
   const found = candidates(container, matches, transportId);
   if (found.length !== 1) return { reason: `${found.length} controller methods handle it` };
-  const { instance, methodKey, isStatic } = found[0];
+  const { module, instance, methodKey, isStatic } = found[0];
   if (!isStatic) return { reason: 'its controller is request-scoped' };
   const method = (instance as Record<string, (...args: unknown[]) => unknown>)[methodKey];
   const owner = instance.constructor;
@@ -154,15 +158,20 @@ export function resolveDirect(
       return { reason: `${key.replaceAll('_', '')} bound to ${owner.name}.${methodKey}` };
     }
   }
-  const filters = [
-    ...((Reflect.getMetadata(FILTERS, owner) as unknown[] | undefined) ?? []),
-    ...((Reflect.getMetadata(FILTERS, method) as unknown[] | undefined) ?? []),
+  // Nest applies the class's enhancers, then the method's.
+  const boundTo = (key: string) => [
+    ...((Reflect.getMetadata(key, owner) as unknown[] | undefined) ?? []),
+    ...((Reflect.getMetadata(key, method) as unknown[] | undefined) ?? []),
   ];
+  const interceptor = ownInterceptor(boundTo(INTERCEPTORS), module.injectables, `${owner.name}.${methodKey}`);
+  if (typeof interceptor === 'string') return { reason: interceptor };
+  const filters = boundTo(FILTERS);
   if (!filters.every(isOwnFilter)) return { reason: `an exception filter bound to ${owner.name}.${methodKey}` };
   const params = parameters(owner, methodKey);
   if (typeof params === 'string') return { reason: params };
   const filter = filters.length > 0 || ownFilterGlobally(container) ? ownFilter : defaultFilter;
-  return { direct: directCall(instance, method, params, filter) };
+  const call = methodCall(instance, method, params);
+  return { direct: directCall(interceptor ? intercepted(interceptor, owner, method, call) : call, filter) };
 }
 
 const bound = (list: unknown) => Array.isArray(list) && list.length > 0;
@@ -197,18 +206,8 @@ const value = (param: Param, data: unknown, ctx: RedisStreamsContext): unknown =
 const defaultFilter = new BaseRpcExceptionFilter();
 const ownFilter = new RedisStreamsExceptionFilter();
 
-/**
- * The method called with the arguments Nest would pass, and a failure turned into what the
- * filter Nest would apply makes of it (its default: logged, "Internal server error"; this
- * library's: the original error), also when it arrives later through a promise or an
- * Observable: the transport sees what it saw through Nest's pipeline.
- */
-function directCall(
-  instance: object,
-  method: (...args: unknown[]) => unknown,
-  params: Param[],
-  filter: BaseRpcExceptionFilter,
-): DirectHandler {
+/** The method called with the arguments Nest would pass. */
+function methodCall(instance: object, method: (...args: unknown[]) => unknown, params: Param[]): MethodCall {
   const length = params.reduce((max, p) => Math.max(max, p.index + 1), 0);
   const [first, second] = [...params].sort((a, b) => a.index - b.index);
   // The usual shapes, (payload) and (payload, context), without an argument array per entry.
@@ -222,6 +221,16 @@ function directCall(
             for (const param of params) args[param.index] = value(param, data, ctx);
             return method.apply(instance, args);
           };
+  return call;
+}
+
+/**
+ * The call with a failure turned into what the filter Nest would apply makes of it (its
+ * default: logged, "Internal server error"; this library's: the original error), also when it
+ * arrives later through a promise or an Observable: the transport sees what it saw through Nest's
+ * pipeline.
+ */
+function directCall(call: MethodCall, filter: BaseRpcExceptionFilter): DirectHandler {
   return (data, ctx) => {
     let result: unknown;
     try {
@@ -245,44 +254,4 @@ function failed(filter: BaseRpcExceptionFilter, err: unknown, data: unknown, ctx
   const host = new ExecutionContextHost([data, ctx]);
   host.setType('rpc');
   return filter.catch(err, host) as Observable<never>;
-}
-
-/**
- * The direct call of every handler that qualifies, by Nest's handler function; `log` receives
- * one line per handler saying which way it runs and why. Empty when the application's container
- * cannot be read or any app-wide enhancer is bound. `registrationOf` is the registry's lookup of
- * a decorator's pattern and extras, so a controller method is matched by the same decision that
- * placed its handler.
- */
-export function findDirectHandlers(
-  app: unknown,
-  registrations: Iterable<HandlerRegistration>,
-  registrationOf: (pattern: unknown, extras: unknown) => HandlerRegistration | undefined,
-  transportId: unknown,
-  log: (message: string) => void,
-): Map<MessageHandler, DirectHandler> {
-  const direct = new Map<MessageHandler, DirectHandler>();
-  const container = containerOf(app);
-  const globals = container ? globalEnhancers(container) : [];
-  for (const registration of registrations) {
-    // Batch handlers are called by invokeBatch, always through Nest's pipeline.
-    if (registration.options.batch) continue;
-    let why: string;
-    if (!container) why = 'what was passed to useDirectHandlers() is not a Nest microservice this version can read';
-    else if (globals.length > 0) why = `app-wide enhancers are bound (${globals.join(', ')})`;
-    else if (registration.kind !== 'event') why = "it is a @MessagePattern handler (requests always use Nest's pipeline)";
-    else if (registration.handler.next) why = 'several handlers share its stream and group';
-    else {
-      const matches = (pattern: unknown, extras: unknown) => registrationOf(pattern, extras) === registration;
-      const resolved = resolveDirect(container, matches, transportId);
-      if ('direct' in resolved) {
-        direct.set(registration.handler, resolved.direct);
-        log(`Handler of ${registration.pattern} (group ${registration.group}) runs direct: nothing is bound to it.`);
-        continue;
-      }
-      why = resolved.reason;
-    }
-    log(`Handler of ${registration.pattern} (group ${registration.group}) runs through Nest's pipeline: ${why}.`);
-  }
-  return direct;
 }

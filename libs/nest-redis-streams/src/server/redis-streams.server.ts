@@ -19,10 +19,12 @@ import { connectOrExplain, quitWithin, watchStatus } from '../redis/connect.js';
 import { createRedisConnection, isClusterConnection } from '../redis/connection.factory.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
 import { tracingEnabled } from '../tracing/trace-context.js';
-import { type DirectHandler, findDirectHandlers } from './direct-handlers.js';
+import type { DirectHandler } from './direct-handlers.js';
 import { ownershipReport, startOwnership } from './exclusive-ownership.js';
+import { type HandlerPath, decideHandlerPaths, handlerPathLine } from './handler-paths.js';
 import { type HandlerRegistration, HandlerRegistry } from './handler-registry.js';
 import { probeAtListen } from './listen-probes.js';
+import { ATTACH_MICROSERVICE, linkMicroservices } from './microservice-link.js';
 import { type RunWithProcessingHooks, betweenProcessingHooks } from './processing-hooks.js';
 import { ReplyWriter } from './reply-writer.js';
 import { type NestResponses, RequestResponder } from './request-responder.js';
@@ -77,10 +79,11 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
   private readonly runHooks: RunWithProcessingHooks = (ctx, fn) => this.runWithProcessingHooks(ctx, fn);
   /** Whether anyone installed Nest's processing hooks (tracing); without them handlers run bare. */
   private hooksInstalled = false;
-  /** The application handed to useDirectHandlers(), read once in listen(). */
-  private directApp: unknown = null;
-  /** Handlers proved bare, called without Nest's per-message pipeline (see useDirectHandlers). */
+  /** The microservice that registered this server's handlers (see microservice-link.ts), else useDirectHandlers()'s. */
+  private microservice: object | null = null;
+  /** Handlers proved bare, called without Nest's per-message pipeline (see handler-paths.ts). */
   private directHandlers = new Map<MessageHandler, DirectHandler>();
+  private handlerPaths: HandlerPath[] = [];
   /** Listeners registered with on(), attached to every connection, also to those made later. */
   private readonly connectionListeners: Array<[event: string, callback: (...args: unknown[]) => void]> = [];
 
@@ -94,6 +97,9 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       this.options = { ...(options as ResolvedServerOptions) };
     }
     this.initializeDeserializer(options);
+    // Not a method: Nest's microservice calls it (microservice-link.ts); it is no part of the API.
+    Object.defineProperty(this, ATTACH_MICROSERVICE, { value: (microservice: object) => (this.microservice = microservice) });
+    linkMicroservices();
     const cluster = isClusterConnection(this.options.connection);
     this.handlers = new HandlerRegistry(this.options, cluster, (pattern) => this.normalizePattern(pattern));
     const replies = new ReplyWriter(() => this.commands!, cluster, new JsonCodec());
@@ -172,7 +178,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     try {
       if (this.optionsError) throw this.optionsError;
       const registrations = this.handlers.registrations();
-      if (this.directApp) this.directHandlers = this.findDirectHandlers(this.directApp, registrations);
+      this.decideHandlerPaths(registrations);
       await this.start(registrations);
       callback();
     } catch (err) {
@@ -280,34 +286,27 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     this._status$.next(RedisStreamsStatus.DISCONNECTED);
   }
 
-  /**
-   * Opt-in fast path: event handlers with nothing bound to them skip Nest's per-message pipeline
-   * and are called as their controller method (same arguments, same results, failures through
-   * the exception filter Nest would apply). At `listen()` every handler is checked; one with
-   * a guard, interceptor, pipe, exception filter or custom parameter decorator on its method or
-   * controller, any app-wide enhancer, a request-scoped controller, or anything this cannot read,
-   * keeps Nest's pipeline. The log says which way each handler runs. Call before `app.listen()`.
-   *
-   * @example
-   * ```ts
-   * const app = await NestFactory.createMicroservice(AppModule, { strategy: server });
-   * server.useDirectHandlers(app);
-   * await app.listen();
-   * ```
-   */
+  /** Which way each handler runs (`direct`, or Nest's `pipeline` and why), as logged at `listen()`; empty before. */
+  getHandlerPaths(): readonly HandlerPath[] {
+    return this.handlerPaths;
+  }
+
+  /** @deprecated Direct handlers are the default (the server finds its microservice itself); `app` is used only if it could not. */
   useDirectHandlers(app: object): this {
-    this.directApp = app;
+    this.microservice ??= app;
     return this;
   }
 
-  private findDirectHandlers(app: unknown, registrations: readonly HandlerRegistration[]): Map<MessageHandler, DirectHandler> {
-    return findDirectHandlers(
-      app,
+  private decideHandlerPaths(registrations: readonly HandlerRegistration[]): void {
+    const { direct, paths } = decideHandlerPaths({
+      enabled: this.options.directHandlers,
+      app: this.microservice,
       registrations,
-      (pattern, extras) => this.handlers.find(pattern, extras),
-      this.transportId,
-      (message) => this.logger.log(message),
-    );
+      registrationOf: (pattern, extras) => this.handlers.find(pattern, extras),
+      transportId: this.transportId,
+    });
+    [this.directHandlers, this.handlerPaths] = [direct, paths];
+    for (const path of paths) this.logger.log(handlerPathLine(path));
   }
 
   override setOnProcessingStartHook(

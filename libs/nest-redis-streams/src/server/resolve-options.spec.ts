@@ -30,11 +30,18 @@ describe('option resolution', () => {
     );
   });
 
+  it('runs handlers direct by default, and takes directHandlers: false to turn that off', () => {
+    expect(resolveServerOptions({ consumer: 'pod-1' }).directHandlers).toBe(true);
+    expect(resolveServerOptions({ consumer: 'pod-1', directHandlers: false }).directHandlers).toBe(false);
+  });
+
   it.each([
     [{ blockMs: 0 }, 'Option "blockMs" must be a positive integer, got 0.'],
     [{ reclaimIntervalMs: -1 }, 'Option "reclaimIntervalMs" must be a positive integer (or 0 to turn it off), got -1.'],
     [{ consumer: '' }, 'Option "consumer" must be a non-empty string, got "".'],
     [{ ackMode: 'later' as never }, 'Option "ackMode" must be "auto" or "manual", got "later".'],
+    [{ directHandlers: 'no' as never }, 'Option "directHandlers" must be true or false, got "no".'],
+    [{ directHandlers: 0 as never }, 'Option "directHandlers" must be true or false, got 0.'],
     [{ startId: 'latest' }, 'Option "startId" must be "0", "$" or a stream id like "1700000000000-0", got "latest".'],
   ])('rejects %j naming the option and the value', (options, message) => {
     expect(() => resolveServerOptions(options)).toThrow(InvalidOptionsError);

@@ -35,6 +35,9 @@ export function resolveServerOptions(options: RedisStreamsServerOptions = {}): R
   if (typeof merged.consumer !== 'string' || merged.consumer.length === 0) {
     throw new InvalidOptionsError(MESSAGES.badString('consumer', merged.consumer, ''));
   }
+  if (typeof merged.directHandlers !== 'boolean') {
+    throw new InvalidOptionsError(MESSAGES.badBoolean('directHandlers', merged.directHandlers));
+  }
   if (typeof merged.keyPrefix !== 'string') throw new InvalidOptionsError(MESSAGES.badString('keyPrefix', merged.keyPrefix, ''));
   if (typeof merged.replyStreamPrefix !== 'string' || merged.replyStreamPrefix.length === 0) {
     throw new InvalidOptionsError(MESSAGES.badString('replyStreamPrefix', merged.replyStreamPrefix, ''));
