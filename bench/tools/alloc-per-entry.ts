@@ -1,5 +1,5 @@
 // Bytes allocated per entry while a consumer drains a pre-filled stream, and by whom.
-//   node dist/bench/tools/alloc-per-entry.js [--entries=100000] [--warmup=20000] [--raw | --direct | --batch] [--top=25]
+//   node dist/bench/tools/alloc-per-entry.js [--entries=100000] [--warmup=20000] [--raw | --pipeline | --batch] [--top=25]
 //     [--shipped] [--paced=5000] [--retained | --promoted]
 //   (after `npm run bench -- --only=none` or the two tsc builds bench/run.mjs runs)
 //
@@ -15,7 +15,8 @@
 // 64 and prefetchCount 500. Sampling starts once `--warmup` entries are acked (optimised code, a
 // steady heap) and stops when `--entries` more are; the figure is the estimate / entries acked in
 // between. `--raw` measures the hand-written loop of row 1 instead, in this same process (NestJS
-// loaded), as the reference; `--direct` the transport with `server.useDirectHandlers(app)`;
+// loaded), as the reference; `--pipeline` the transport with `directHandlers: false` (every entry
+// through Nest's pipeline, the way handlers ran before direct handlers became the default);
 // `--shipped` the transport with no options at all (row 9: default concurrency and read-ahead);
 // `--batch` a no-op batch handler as row 11 runs it (maxSize 500, maxWaitMs 20, other options default).
 // `--paced=N` feeds the consumer from the latency row's paced producer at N entries/s instead of a
@@ -47,7 +48,8 @@ const ENTRIES = arg('entries', 100_000);
 const WARMUP = arg('warmup', 20_000);
 const TOP = arg('top', 25);
 const RAW = process.argv.includes('--raw');
-const DIRECT = process.argv.includes('--direct');
+/** Every handler through Nest's pipeline (`directHandlers: false`); direct handlers are the default. */
+const PIPELINE = process.argv.includes('--pipeline');
 const BATCH = process.argv.includes('--batch');
 /** No options at all (row 9, the README's first handler): the issue's "as shipped" target. */
 const SHIPPED = process.argv.includes('--shipped');
@@ -137,10 +139,10 @@ async function runTransport(url: string): Promise<() => Promise<void>> {
     group: GROUP,
     startId: '0',
     ...(BATCH || SHIPPED ? {} : throughput),
+    ...(PIPELINE ? { directHandlers: false } : {}),
   });
   server.events.on('acked', ({ count }) => window.count(count));
   const app = await NestFactory.createMicroservice(BATCH ? AllocBatchModule : AllocModule, { strategy: server, logger: false });
-  if (DIRECT) server.useDirectHandlers(app);
   await app.listen();
   return () => app.close();
 }
@@ -240,7 +242,7 @@ async function main(): Promise<void> {
     await producer?.stop();
     const { total, byPackage, byFunction } = breakdown(profile.head);
     console.log(
-      `${RAW ? 'hand-written loop' : DIRECT ? 'transport, direct handlers' : BATCH ? 'transport, batch handler' : 'transport'}: ${(total / entries / 1024).toFixed(2)} KB ${RETAINED ? 'retained' : PROMOTED ? 'promoted' : 'allocated'} per entry ` +
+      `${RAW ? 'hand-written loop' : PIPELINE ? "transport, Nest's pipeline" : BATCH ? 'transport, batch handler' : 'transport'}: ${(total / entries / 1024).toFixed(2)} KB ${RETAINED ? 'retained' : PROMOTED ? 'promoted' : 'allocated'} per entry ` +
         `(${entries} entries after ${WARMUP} warm-up${PACED > 0 ? `, paced at ${PACED}/s` : ''}, sampling every ${SAMPLING_INTERVAL} B, ${RETAINED ? 'live objects only' : PROMOTED ? 'objects that survived a scavenge' : 'collected objects included'})`,
     );
     console.log('\nBy package (builtins charged to their caller):');
