@@ -19,6 +19,7 @@ export const SERVER_DEFAULTS = {
   leaseRenewal: true,
   reclaimIntervalMs: 5_000,
   reclaimCount: 100,
+  scheduleCheckMs: 1_000,
   retryBackoffMs: 1_000,
   removeIdleConsumersAfterMs: 0,
   // Kafka's max.poll.interval.ms default: a handler past it is taken for hung, not slow.
