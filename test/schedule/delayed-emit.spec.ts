@@ -104,7 +104,10 @@ describe('Delayed emit', () => {
     [{ delayMs: '5000' as unknown as number }, /delayMs must be .* got "5000"/],
     [{ deliverAt: new Date('not a date') }, /deliverAt must be a valid Date .* got Date\(NaN\)/],
     [{ delayMs: 10, deliverAt: Date.now() + 10 }, /give delayMs or deliverAt, not both/],
-    [5000 as unknown as { delayMs: number }, /third argument .* must be an object, \{ delayMs \} or \{ deliverAt \}, got number 5000/],
+    [
+      5000 as unknown as { delayMs: number },
+      /third argument .* must be an object, \{ delayMs \} or \{ deliverAt \}, got number 5000/,
+    ],
   ])('refuses %p naming the value and the fix, and writes nothing', async (delivery, message) => {
     const stream = unique('delay-bad');
     const error = await lastValueFrom(client().emit(stream, { n: 6 }, delivery)).catch((err: unknown) => err);
@@ -114,7 +117,7 @@ describe('Delayed emit', () => {
     expect(await redis.exists(stream, scheduleKeysOf(stream).due)).toBe(0);
   });
 
-  it('refuses a delayed entry in emitBatch() and send(), saying to use emit()', async () => {
+  it('refuses a delayed entry in emitBatch(), saying to use emit()', async () => {
     const stream = unique('delay-batch');
     const producer = client();
     const batch = await lastValueFrom(producer.emitBatch(stream, [{ n: 1 }, new StreamRecord({ n: 2 }, { delayMs: 50 })])).catch(

@@ -1,4 +1,4 @@
-import { keyBeside } from './slots.js';
+import { hasHashTag, keyBeside } from './slots.js';
 
 /** The two keys of a stream's schedule (delayed entries waiting for their time). */
 export interface ScheduleKeys {
@@ -15,5 +15,14 @@ export interface ScheduleKeys {
  * producer and server agrees on the names without knowing the topology.
  */
 export function scheduleKeysOf(stream: string): ScheduleKeys {
-  return { due: keyBeside(stream, 'schedule'), entries: keyBeside(stream, 'schedule:entries') };
+  return { due: besideStream(stream, 'schedule'), entries: besideStream(stream, 'schedule:entries') };
+}
+
+/**
+ * Like keyBeside, but a name with a stray `{` (no tag) keeps it inside the new tag, which then
+ * hashes exactly like the name. Only a name with a `}` and no tag cannot be tagged like itself.
+ */
+function besideStream(stream: string, suffix: string): string {
+  if (hasHashTag(stream) || stream.includes('}')) return keyBeside(stream, suffix);
+  return `{${stream}}:${suffix}`;
 }
