@@ -120,9 +120,9 @@ describe('Delayed emit', () => {
   it('refuses a delayed entry in emitBatch(), saying to use emit()', async () => {
     const stream = unique('delay-batch');
     const producer = client();
-    const batch = await lastValueFrom(producer.emitBatch(stream, [{ n: 1 }, new StreamRecord({ n: 2 }, { delayMs: 50 })])).catch(
+    const batch = (await lastValueFrom(producer.emitBatch(stream, [{ n: 1 }, new StreamRecord({ n: 2 }, { delayMs: 50 })])).catch(
       (err: unknown) => err as Error,
-    );
+    )) as Error;
     expect(batch.message).toMatch(/Entry #1 asks for delayed delivery .* Emit delayed entries one by one with emit\(\)/);
     expect(await redis.exists(stream)).toBe(0);
   });

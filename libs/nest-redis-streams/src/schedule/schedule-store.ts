@@ -77,13 +77,13 @@ export async function summarizeSchedule(
   now = Date.now(),
 ): Promise<ScheduleSummary> {
   const { due, entries } = scheduleKeysOf(stream);
-  const [count, first, overdue, listed] = await LIST.run(redis, [due, entries, now, Math.max(1, limit)]);
+  const [count, first, overdue, listed] = await LIST.run(redis, [due, entries, now, Math.max(0, Math.floor(limit))]);
   return {
     stream,
     count: Number(count),
     nextDueAt: Number(first) < 0 ? null : Number(first),
     oldestOverdueMs: Number(overdue) < 0 ? 0 : now - Number(overdue),
-    entries: limit <= 0 ? [] : listed.map(([eventId, dueAt, fields]) => ({ eventId, dueAt: Number(dueAt), fields })),
+    entries: listed.map(([eventId, dueAt, fields]) => ({ eventId, dueAt: Number(dueAt), fields })),
   };
 }
 

@@ -63,19 +63,20 @@ redis.call('HDEL', KEYS[2], ARGV[1])
 return redis.call('ZREM', KEYS[1], ARGV[1])`;
 
 /**
- * KEYS[1] schedule sorted set, KEYS[2] schedule hash; ARGV[1] now (ms), ARGV[2] most entries to list
+ * KEYS[1] schedule sorted set, KEYS[2] schedule hash; ARGV[1] now (ms), ARGV[2] most entries to list (0: figures only)
  * Returns { count, next due (ms) or -1, oldest overdue due time (ms) or -1, {id, due, fields}... }
  * for the first ARGV[2] entries by due time.
  */
 export const LIST_SCHEDULED = `
 local count = redis.call('ZCARD', KEYS[1])
-local rows = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1, 'WITHSCORES')
+local limit = tonumber(ARGV[2])
+local rows = redis.call('ZRANGE', KEYS[1], 0, math.max(limit, 1) - 1, 'WITHSCORES')
 local first = -1
 if rows[2] then first = tonumber(rows[2]) end
 local overdue = -1
 if first ~= -1 and first <= tonumber(ARGV[1]) then overdue = first end
 local listed = {}
-for i = 1, #rows, 2 do
+for i = 1, math.min(#rows, 2 * limit), 2 do
   local packed = redis.call('HGET', KEYS[2], rows[i])
   local fields = {}
   if packed then fields = cmsgpack.unpack(packed)[2] end
