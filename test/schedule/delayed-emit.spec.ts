@@ -5,7 +5,7 @@ import { InvalidDelayError, RedisStreamsContext, RedisStreamsClient, ScheduleMov
 import { clientContext } from '../client/client-fixture.js';
 import { redisClient, startMicroservice, unique, waitFor } from '../support/helpers.js';
 import { scheduleKeysOf } from '../../libs/nest-redis-streams/src/keys/index.js';
-import { summarizeSchedule } from '../../libs/nest-redis-streams/src/schedule/index.js';
+import { scheduleEntry, summarizeSchedule } from '../../libs/nest-redis-streams/src/schedule/index.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {
@@ -147,6 +147,19 @@ describe('Delayed emit', () => {
     const eventIds = entries.map(([, fields]) => fields[fields.indexOf('event_id') + 1]);
     expect(new Set(eventIds).size).toBe(300);
     expect(new Set(eventIds)).toEqual(new Set(ids));
+  });
+
+  it('a failing XADD stops the move: what was added is unscheduled, the failed entry stays for the next round', async () => {
+    const stream = unique('delay-wrongtype');
+    await scheduleEntry(redis, stream, 'first', Date.now() - 2_000, '', ['*'], ['v', 'nrs/1', 'event_id', 'first', 'data', '1']);
+    await scheduleEntry(redis, stream, 'second', Date.now() - 1_000, '', ['MAXLEN', 'nope', '*'], ['data', '2']);
+    await scheduleEntry(redis, stream, 'third', Date.now() - 500, '', ['*'], ['data', '3']);
+    const mover = new ScheduleMover(redis, [stream], { checkMs: 1_000, batch: 10, idmp: false }, silent);
+
+    await expect(mover.moveNow(stream)).rejects.toThrow(/value is not an integer/);
+
+    expect(await redis.xlen(stream)).toBe(1);
+    expect((await summarizeSchedule(redis, stream)).entries.map((e) => e.eventId)).toEqual(['second', 'third']);
   });
 
   it('survives a consumer closed before the entry is due: another instance moves and handles it', async () => {

@@ -6,7 +6,7 @@ import { moveDue } from './schedule-store.js';
 export interface ScheduleMoverOptions {
   /** Longest wait between two looks at a schedule (an entry scheduled meanwhile is moved within it). */
   readonly checkMs: number;
-  /** Entries moved per script call: bounds how long one call holds Redis. */
+  /** Entries moved per script call (1-1000): bounds how long one call holds Redis. */
   readonly batch: number;
   /** Whether every node offers XADD … IDMP (probed at listen). */
   readonly idmp: boolean;
@@ -29,7 +29,11 @@ export class ScheduleMover {
     private readonly streams: readonly string[],
     private readonly options: ScheduleMoverOptions,
     private readonly logger: Pick<Logger, 'warn' | 'log'>,
-  ) {}
+  ) {
+    if (!(Number.isInteger(options.batch) && options.batch >= 1 && options.batch <= 1_000)) {
+      throw new RangeError(`ScheduleMover: batch must be a whole number from 1 to 1000, got ${String(options.batch)}.`);
+    }
+  }
 
   /** Starts a timer per stream; the first look is at once (entries that came due while nobody ran). */
   start(): void {

@@ -19,21 +19,23 @@ return redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])`;
 
 /**
  * KEYS[1] schedule sorted set, KEYS[2] schedule hash, KEYS[3] the stream
- * ARGV[1] most entries to move, ARGV[2] '1' when XADD … IDMP may be used (every node has it)
+ * ARGV[1] most entries to move (at most 1000: the removals go to ZREM/HDEL as one argument list),
+ * ARGV[2] '1' when XADD … IDMP may be used (every node has it)
  * Returns { entries moved, due time of the next entry (ms) or -1 when none is left }.
  *
  * "Now" is the server's clock (TIME), so movers on hosts whose clocks differ agree on what is due.
- * Each entry is added and removed from the schedule in the same script: a second mover running
- * at the same time finds it gone (scripts run one at a time), so an entry enters the stream once.
- * An XADD that fails stops the script after the entries before it were moved and removed; the
- * failed one stays scheduled. With IDMP (Redis 8.6+) a copy already added under the same event id
- * and producer is dropped by the stream itself as well.
+ * The entries are added and removed from the schedule in the same script: a second mover running
+ * at the same time finds them gone (scripts run one at a time), so an entry enters the stream once.
+ * An XADD that fails (OOM, a key of another type) ends the round: the entries added before it are
+ * removed from the schedule, the failed one and those after it stay, and the error is returned.
+ * With IDMP (Redis 8.6+) a copy already added under the same event id and producer is dropped by
+ * the stream itself as well.
  */
 export const MOVE_DUE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
-local moved = 0
+local done, moved, failure = {}, 0, nil
 for _, id in ipairs(ids) do
   local packed = redis.call('HGET', KEYS[2], id)
   if packed then
@@ -44,12 +46,17 @@ for _, id in ipairs(ids) do
     end
     for _, word in ipairs(entry[1]) do args[#args + 1] = word end
     for _, word in ipairs(entry[2]) do args[#args + 1] = word end
-    redis.call(unpack(args))
+    local reply = redis.pcall(unpack(args))
+    if type(reply) == 'table' and reply.err then failure = reply.err; break end
     moved = moved + 1
   end
-  redis.call('ZREM', KEYS[1], id)
-  redis.call('HDEL', KEYS[2], id)
+  done[#done + 1] = id
 end
+if #done > 0 then
+  redis.call('ZREM', KEYS[1], unpack(done))
+  redis.call('HDEL', KEYS[2], unpack(done))
+end
+if failure then return redis.error_reply(failure) end
 local nextDue = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 if nextDue[2] then return {moved, tonumber(nextDue[2])} end
 return {moved, -1}`;
