@@ -30,6 +30,9 @@ function arrivalsController(stream: string, seen: Array<{ data: unknown; at: num
   return Arrivals;
 }
 
+// Waits are bounded by the conditions they wait for; a busy machine needs more than Jest's 5 s.
+jest.setTimeout(30_000);
+
 describe('Delayed emit', () => {
   const { redis, closers, client } = clientContext();
 

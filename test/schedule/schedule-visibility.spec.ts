@@ -26,6 +26,9 @@ async function scheduledStream(redis: import('ioredis').Redis, client: ReturnTyp
   return { stream, ahead };
 }
 
+// Waits are bounded by the conditions they wait for; a busy machine needs more than Jest's 5 s.
+jest.setTimeout(30_000);
+
 describe('Schedule visibility and cancelling', () => {
   const { redis, closers, client } = clientContext();
 

@@ -85,7 +85,7 @@ export class FailureHandler {
   private async reschedule(entry: HeldEntry, retryAt: number, error: unknown): Promise<SettleOutcome> {
     const { stream } = this.writes;
     try {
-      const eventId = await rescheduleIfOwned(this.rt.commands, this.writes, entry.id, retryAt, ENVELOPE.eventId);
+      const eventId = await rescheduleIfOwned(this.rt.commands, this.writes, entry.id, retryAt, ENVELOPE);
       if (eventId === 0) return this.park(entry, PARK_TRIMMED.reason, error, PARK_TRIMMED.requireOwner);
       if (eventId === null) return 'lost';
       this.rt.logger.debug?.(CONSUMER_MESSAGES.rescheduled(entry.id, stream, eventId, retryAt));

@@ -88,27 +88,20 @@ export async function summarizeSchedule(
 }
 
 /**
- * Schedules a copy of a pending entry for `dueAt` and acks it, only while `consumer` owns it (see
- * lua/schedule.ts RESCHEDULE_IF_OWNED): the event id it went under, null when not owned, 0 when
- * its payload was trimmed away.
+ * Schedules a copy of a pending entry for `dueAt`, for `group` alone, and acks it, only while
+ * `consumer` owns it (see lua/schedule.ts RESCHEDULE_IF_OWNED): the event id it went under, null
+ * when not owned, 0 when its payload was trimmed away.
  */
 export async function rescheduleIfOwned(
   redis: Connection,
   target: { stream: string; group: string; consumer: string },
   id: string,
   dueAt: number,
-  eventIdField: string,
+  fieldNames: { eventId: string; targetGroup: string },
 ): Promise<string | null | 0> {
-  const { due, entries } = scheduleKeysOf(target.stream);
-  const answer = await RESCHEDULE.run(redis, [
-    target.stream,
-    due,
-    entries,
-    target.group,
-    target.consumer,
-    id,
-    dueAt,
-    eventIdField,
-  ]);
+  const { stream, group, consumer } = target;
+  const { due, entries } = scheduleKeysOf(stream);
+  const args = [stream, due, entries, group, consumer, id, dueAt, fieldNames.eventId, fieldNames.targetGroup];
+  const answer = await RESCHEDULE.run(redis, args);
   return answer === 0 ? 0 : (answer ?? null);
 }

@@ -93,29 +93,34 @@ return {count, first, overdue, listed}`;
 
 /**
  * A handler asked for a retry later than the reclaimer's min-idle (RetryLater): a copy of the
- * entry is scheduled under its event id and the entry acked, in one script, so a crash between
- * the two cannot lose it or leave it in both places.
+ * entry is scheduled under its event id and the entry acked, in one script, so a crash cannot
+ * leave it in neither place or in both.
  *
  * KEYS[1] stream, KEYS[2] schedule sorted set, KEYS[3] schedule hash
  * ARGV[1] group, ARGV[2] consumer, ARGV[3] entry id, ARGV[4] due time (ms), ARGV[5] name of the
- * event-id field
- * Returns the event id it was scheduled under; false when this consumer does not own the entry;
- * 0 when its payload was trimmed away (it stays pending: the caller parks it).
+ * event-id field, ARGV[6] name of the target-group field
+ * Returns the event id it was scheduled under (`entry:<id>` for an entry without one); false when
+ * this consumer does not own the entry; 0 when its payload was trimmed away (it stays pending:
+ * the caller parks it).
  *
- * The copy is scheduled without IDMP: it carries the event id of the entry already in the stream,
- * which IDMP would take for a duplicate and drop.
+ * The copy carries the target-group field set to this group (any earlier one replaced): the
+ * stream's other groups, which handled the entry already, acknowledge it unhandled, as after a
+ * re-drive. It is scheduled without IDMP: it carries the event id of the entry already in the
+ * stream, which IDMP would take for a duplicate and drop.
  */
 export const RESCHEDULE_IF_OWNED = `
 local row = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)[1]
 if not row or row[2] ~= ARGV[2] then return false end
 local entry = redis.call('XRANGE', KEYS[1], ARGV[3], ARGV[3])[1]
 if not entry then return 0 end
-local fields = entry[2]
+local fields, copy = entry[2], {}
 local member = 'entry:' .. ARGV[3]
 for i = 1, #fields - 1, 2 do
   if fields[i] == ARGV[5] then member = fields[i + 1] end
+  if fields[i] ~= ARGV[6] then copy[#copy + 1] = fields[i]; copy[#copy + 1] = fields[i + 1] end
 end
-redis.call('HSET', KEYS[3], member, cmsgpack.pack({{'*'}, fields, ''}))
+copy[#copy + 1] = ARGV[6]; copy[#copy + 1] = ARGV[1]
+redis.call('HSET', KEYS[3], member, cmsgpack.pack({{'*'}, copy, ''}))
 redis.call('ZADD', KEYS[2], ARGV[4], member)
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
 return member`;
