@@ -5,6 +5,7 @@ import { InvalidDelayError, RedisStreamsContext, RedisStreamsClient, ScheduleMov
 import { clientContext } from '../client/client-fixture.js';
 import { redisClient, startMicroservice, unique, waitFor } from '../support/helpers.js';
 import { scheduleKeysOf } from '../../libs/nest-redis-streams/src/keys/index.js';
+import { probeCapabilities } from '../../libs/nest-redis-streams/src/redis/capabilities.js';
 import { scheduleEntry, summarizeSchedule } from '../../libs/nest-redis-streams/src/schedule/index.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -75,6 +76,21 @@ describe('Delayed emit', () => {
     const fields = summary.entries[0].fields;
     expect(fields).toEqual(expect.arrayContaining(['event_id', 'order-2-remind', 'headers', '{"tenant":"acme"}']));
     expect(await producer.cancelScheduled(stream, 'order-2-remind')).toBe(true);
+  });
+
+  it('moves an explicit event id with XADD IDMP where every node has it: a copy already in the stream is not added twice', async () => {
+    const stream = unique('delay-idmp');
+    const caps = await probeCapabilities(redis, unique('idmp-probe'));
+    const producer = client();
+    await lastValueFrom(producer.emit(stream, new StreamRecord({ n: 1 }, { eventId: 'pay-1' })));
+    await lastValueFrom(producer.emit(stream, new StreamRecord({ n: 1 }, { eventId: 'pay-1', delayMs: 20 })));
+    await waitFor(async () => (await summarizeSchedule(redis, stream)).oldestOverdueMs > 0, 'the entry to come due', 5_000);
+    const mover = new ScheduleMover(redis, [stream], { checkMs: 1_000, batch: 10, idmp: caps.all.idmp }, silent);
+
+    expect((await mover.moveNow(stream)).moved).toBe(1);
+
+    // With IDMP (Redis 8.6+) the stream drops the copy; elsewhere the consumers' inbox absorbs it.
+    expect(await redis.xlen(stream)).toBe(caps.all.idmp ? 1 : 2);
   });
 
   it('cancels a scheduled entry by its event id, once', async () => {
