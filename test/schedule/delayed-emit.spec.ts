@@ -146,6 +146,17 @@ describe('Delayed emit', () => {
     expect(await redis.exists(stream)).toBe(0);
   });
 
+  it('refuses a delayed request in send(), saying to use emit()', async () => {
+    const stream = unique('delay-send');
+    await redis.xgroup('CREATE', stream, 'nest', '$', 'MKSTREAM');
+    const error = (await lastValueFrom(client().send(stream, new StreamRecord({ n: 1 }, { delayMs: 50 }))).catch(
+      (err: unknown) => err,
+    )) as Error;
+
+    expect(error.message).toMatch(/send\(\) to stream ".*" cannot be delayed .* Use emit\(\) for delayed delivery/);
+    expect(await redis.xlen(stream)).toBe(0);
+  });
+
   it('two movers racing over one schedule move every entry exactly once', async () => {
     const stream = unique('delay-race');
     const producer = client();

@@ -22,6 +22,8 @@ export interface ScheduleMoverOptions {
 export class ScheduleMover {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly rounds = new Set<Promise<unknown>>();
+  /** The last failure per stream, logged once: an outage or a missing ACL grant would otherwise log every round. */
+  private readonly lastError = new Map<string, string>();
   private stopped = false;
 
   constructor(
@@ -69,13 +71,19 @@ export class ScheduleMover {
 
   private run(stream: string): void {
     const round = this.moveNow(stream).then(
-      ({ nextDueAt }) =>
-        this.wake(stream, nextDueAt === null ? this.options.checkMs : Math.min(this.options.checkMs, nextDueAt - Date.now())),
+      ({ nextDueAt }) => {
+        this.lastError.delete(stream);
+        this.wake(stream, nextDueAt === null ? this.options.checkMs : Math.min(this.options.checkMs, nextDueAt - Date.now()));
+      },
       (err: unknown) => {
-        this.logger.warn(
-          `Could not move the due entries of the schedule of stream "${stream}" (${(err as Error).message}); ` +
-            `trying again in ${this.options.checkMs} ms. They stay scheduled meanwhile.`,
-        );
+        const message = (err as Error).message;
+        if (this.lastError.get(stream) !== message) {
+          this.logger.warn(
+            `Could not move the due entries of the schedule of stream "${stream}" (${message}); ` +
+              `trying again every ${this.options.checkMs} ms (logged once until it changes). They stay scheduled meanwhile.`,
+          );
+        }
+        this.lastError.set(stream, message);
         this.wake(stream, this.options.checkMs);
       },
     );
