@@ -4,6 +4,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { resolveIdempotentWrites } from '../redis/idmp.js';
 import { cancelScheduled, scheduleEntry } from '../schedule/index.js';
 import type { EntryEncoder } from './entry-encoder.js';
+import { readyWithin } from './ready-within.js';
 import type { ResolvedClientOptions } from './resolve-client-options.js';
 import { StreamRecord } from './stream-record.js';
 import type { StreamRoutes } from './stream-routes.js';
@@ -16,6 +17,7 @@ import type { StreamRoutes } from './stream-routes.js';
 export class ScheduledWrites {
   /** XADD … IDMP producer for scheduled entries with an explicit event id ('' when idempotentWrites is false). */
   private readonly idmpProducer: string;
+  private readonly offlineTimeoutMs: number;
 
   constructor(
     options: ResolvedClientOptions,
@@ -25,6 +27,7 @@ export class ScheduledWrites {
     private readonly connect: () => Promise<Redis | Cluster>,
   ) {
     this.idmpProducer = resolveIdempotentWrites(options.idempotentWrites)?.producer ?? '';
+    this.offlineTimeoutMs = options.offlineTimeoutMs;
   }
 
   /** Holds `packet`'s entry in `stream`'s schedule until `dueAt`; resolves with its event id. */
@@ -39,6 +42,7 @@ export class ScheduledWrites {
         };
     const fields = this.encoder.encode(withId, stream);
     const redis = await this.connect();
+    await readyWithin(redis, this.offlineTimeoutMs);
     const head = this.routes.headOf(this.routes.of(packet.pattern));
     await scheduleEntry(redis, stream, eventId, dueAt, explicit ? this.idmpProducer : '', head, fields);
     return eventId;
@@ -47,6 +51,7 @@ export class ScheduledWrites {
   /** Cancels the scheduled entry `eventId` of `pattern` (in whichever partition holds it). */
   async cancel(pattern: unknown, eventId: string): Promise<boolean> {
     const redis = await this.connect();
+    await readyWithin(redis, this.offlineTimeoutMs);
     let cancelled = false;
     for (const stream of this.routes.of(pattern).partitions) {
       if (await cancelScheduled(redis, stream, eventId)) cancelled = true;
