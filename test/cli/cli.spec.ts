@@ -2,7 +2,7 @@ import { detectTrimFeatures } from '../../libs/nest-redis-streams/src/trim/trim-
 import { redisClient, unique } from '../support/helpers.js';
 import { runCli } from './run-cli.js';
 
-const COMMANDS = ['status', 'pending', 'dlq', 'setid', 'consumers', 'ownership', 'trim', 'reconcile'];
+const COMMANDS = ['status', 'pending', 'dlq', 'scheduled', 'setid', 'consumers', 'ownership', 'trim', 'reconcile'];
 const redis = redisClient();
 afterAll(() => redis.quit());
 // Every test spawns the binary, up to 10 times in a row; on 2 busy cores one start can take seconds.

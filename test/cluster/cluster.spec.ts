@@ -2,8 +2,10 @@ import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { Cluster, Redis } from 'ioredis';
 import { lastValueFrom } from 'rxjs';
+import { scheduleKeysOf } from '../../libs/nest-redis-streams/src/keys/index.js';
 import {
   DeadLetterService,
+  StreamOperations,
   RedisIdempotencyStore,
   collectServerStats,
   RedisStreamsClient,
@@ -125,6 +127,52 @@ describe('Redis Cluster', () => {
     await waitFor(() => seen.length === 200, 'all 200 entries');
     for (const [customer, partition] of seen) expect(partition).toBe(partitionStream(stream, partitionOf(customer, PARTITIONS)));
   }, 30_000);
+
+  it('delayed emits: schedules each partition in its own slot (one script per slot) and delivers every entry once when due', async () => {
+    const stream = unique('cl-delay');
+    const seen: Array<{ customer: string; partition: string; at: number }> = [];
+    @Controller()
+    class Handlers {
+      @EventPattern(stream, { partitions: PARTITIONS, concurrency: 8 })
+      handle(@Payload() data: { customer: string }, @Ctx() ctx: RedisStreamsContext) {
+        seen.push({ customer: data.customer, partition: ctx.getStream(), at: Date.now() });
+      }
+    }
+    const { app } = await startMicroservice([Handlers], { connection: connection(), scheduleCheckMs: 100 });
+    closers.push(() => app.close());
+    const client = new RedisStreamsClient({ connection: connection(), partitions: { [stream]: PARTITIONS } });
+    closers.push(() => client.close());
+    const customers = Array.from({ length: 60 }, (_, i) => `customer-${i}`);
+
+    const sentAt = Date.now();
+    const ids = await Promise.all(
+      customers.map((customer) =>
+        lastValueFrom(client.emit(stream, new StreamRecord({ customer }, { partitionKey: customer, delayMs: 1_000 }))),
+      ),
+    );
+    expect(new Set(ids).size).toBe(60);
+
+    const slots = await Promise.all(
+      Array.from({ length: PARTITIONS }, async (_, p) => {
+        const partition = partitionStream(stream, p);
+        const { due, entries } = scheduleKeysOf(partition);
+        return Promise.all([partition, due, entries].map((key) => redis.cluster('KEYSLOT', key)));
+      }),
+    );
+    for (const [partitionSlot, dueSlot, entriesSlot] of slots)
+      expect([dueSlot, entriesSlot]).toEqual([partitionSlot, partitionSlot]);
+    const ops = new StreamOperations(redis as never, { streams: [partitionStream(stream, 0)] });
+    expect((await ops.scheduled(partitionStream(stream, 0))).count).toBe(
+      customers.filter((c) => partitionOf(c, PARTITIONS) === 0).length,
+    );
+
+    await waitFor(() => seen.length === 60, 'all 60 delayed entries', 20_000);
+    for (const { at } of seen) expect(at - sentAt).toBeGreaterThanOrEqual(1_000);
+    for (const { customer, partition } of seen)
+      expect(partition).toBe(partitionStream(stream, partitionOf(customer, PARTITIONS)));
+    expect(new Set(seen.map((s) => s.customer)).size).toBe(60);
+    expect(await client.cancelScheduled(stream, ids[0])).toBe(false);
+  }, 60_000);
 
   it("reclaims a dead consumer's entry and dead-letters a poison entry on the same shard", async () => {
     const stream = unique('cl-recovery');

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { startRecorder, testContext, unique, waitFor } from '../support/helpers.js';
+import { scheduleEntry, summarizeSchedule } from '../../libs/nest-redis-streams/src/schedule/index.js';
 import { type ConsoleApp, startConsoleApp } from './console-app.js';
 
 const { redis, closers } = testContext();
@@ -216,5 +217,39 @@ describe('streams console in headless Chromium', () => {
     const status = await forgeRedriveAll(page, stream);
     expect(status).toBe(405);
     expect(await redis.xlen(`${stream}:dlq`)).toBe(2);
+  }, 60_000);
+
+  it('the schedule page (from the overview) shows the scheduled entries, an overdue one standing out, with redacted payloads, and cancels one', async () => {
+    const stream = unique('sched-console');
+    await redis.xgroup('CREATE', stream, 'billing', '$', 'MKSTREAM');
+    const envelope = (id: string) => ['v', 'nrs/1', 'event_id', id, 'data', JSON.stringify({ card: '4111', id })];
+    await scheduleEntry(redis, stream, 'late-1', Date.now() - 4_000, '', ['*'], envelope('late-1'));
+    await scheduleEntry(redis, stream, 'ahead-1', Date.now() + 600_000, '', ['*'], envelope('ahead-1'));
+    const audit = unique('audit');
+    const c = await startConsoleApp({
+      streams: [stream],
+      auditStream: audit,
+      guard: () => 'browser',
+      redact: (fields) => fields.map(([n, v]) => [n, n === 'data' ? '[redacted]' : v]),
+    });
+    closers.push(() => c.app.close());
+    const { page, errors } = await open(c);
+
+    await page.click('[data-test=scheduled-link]');
+    await page.waitForSelector('[data-test=scheduled]');
+    const summary = (await page.textContent('[data-test=schedule-summary]')) ?? '';
+    expect(summary).toMatch(/^2 scheduled; next due .*Oldest overdue by \d+(\.\d+)? ?s/);
+    const text = (await page.textContent('[data-test=scheduled]')) ?? '';
+    expect(text).toContain('late-1');
+    expect(text).toContain('ahead-1');
+    expect(text).toMatch(/overdue/);
+    expect(text).not.toContain('4111');
+
+    await page.click('[data-test=cancel-scheduled] >> nth=1');
+    await waitFor(async () => (await summarizeSchedule(redis, stream)).count === 1, 'the cancel to reach Redis');
+    expect((await summarizeSchedule(redis, stream)).entries.map((e) => e.eventId)).toEqual(['late-1']);
+    const records = await redis.xrevrange(audit, '+', '-', 'COUNT', 5);
+    expect(records.map(([, f]) => f.join(' ')).join('\n')).toMatch(/schedule\.cancel[\s\S]*ahead-1/);
+    expect(errors).toEqual([]);
   }, 60_000);
 });

@@ -19,6 +19,7 @@ import { Registry } from 'prom-client';
 import { redisClient, startMicroservice, unique, waitFor } from '../support/helpers.js';
 import { aclFixFor, aclUserOf, explainAclError } from '../../libs/nest-redis-streams/src/redis/acl-hint.js';
 import { readmeAclLines } from './acl-users.js';
+import { scheduleEntry } from '../../libs/nest-redis-streams/src/schedule/index.js';
 
 // CommonJS helper shared with the scripts: a private redis-server whose users this test defines.
 const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {
@@ -99,8 +100,12 @@ describe('least privilege: the README ACL users', () => {
     closers.push(() => metrics.close());
 
     for (let n = 1; n <= 5; n++) await lastValueFrom(client.emit(name, { n, bad: n === 3 }));
+    // Delayed: the producer schedules it, the consumer's mover moves it.
+    const later = await lastValueFrom(client.emit(name, { n: 6 }, { delayMs: 50 }));
+    await expect(client.cancelScheduled(name, 'never-scheduled')).resolves.toBe(false);
     await expect(lastValueFrom(client.send(`${name}:rpc`, { n: 21 }))).resolves.toBe(42);
-    await waitFor(() => handled.length === 5, 'the orphan (reclaimed) and four good entries');
+    await waitFor(() => handled.length === 6, 'the orphan (reclaimed), four good entries and the delayed one');
+    expect(later).toEqual(expect.any(String));
     const deadLetterStream = `${stream}:dlq`;
     await waitFor(async () => (await admin.xlen(deadLetterStream)) === 1, 'the bad entry parked after two deliveries');
 
@@ -166,6 +171,10 @@ describe('least privilege: the README ACL users', () => {
     await expect(ops.previewCursor(stream, 'nest', { end: true })).resolves.toMatchObject({ stream, group: 'nest' });
     await ops.setCursor(actor, stream, 'nest', { end: true }, true);
     await ops.trim(actor, stream, { maxLen: 100 });
+    // A delayed entry (admin stands in for a producer): listed and cancelled.
+    await scheduleEntry(admin, stream, 'later-1', Date.now() + 60_000, '', ['*'], ['data', '{}']);
+    await expect(ops.scheduled(stream)).resolves.toMatchObject({ count: 1, entries: [{ eventId: 'later-1' }] });
+    await ops.cancelScheduled(actor, stream, 'later-1');
     const audit = await ops.auditTrail();
     expect(audit.items.map((r) => r.action)).toEqual(
       expect.arrayContaining([
@@ -178,6 +187,7 @@ describe('least privilege: the README ACL users', () => {
         'consumer.delete',
         'setid',
         'trim',
+        'schedule.cancel',
       ]),
     );
     expect(audit.items.filter((r) => !r.ok)).toEqual([]);

@@ -158,7 +158,7 @@ describe('Lua scripts against Redis', () => {
   });
 
   describe('claimed-entries', () => {
-    it('reads count and fields of owned entries, of entries another consumer holds, and 0 when not pending', async () => {
+    it('reads count and fields of owned entries, of entries another consumer holds, and -1 when not pending', async () => {
       const { stream, ids } = await pendingStream(3);
       await claimFor(stream, 'other', [ids[1]]);
       await redis.xack(stream, GROUP, ids[2]);
@@ -166,7 +166,7 @@ describe('Lua scripts against Redis', () => {
       expect(rows.map(([id, deliveries]) => [id, deliveries])).toEqual([
         [ids[0], 1],
         [ids[1], 2],
-        [ids[2], 0],
+        [ids[2], -1],
       ]);
       expect(rows[0][2]).toEqual(['i', '0']);
     });

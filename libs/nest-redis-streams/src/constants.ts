@@ -21,6 +21,7 @@ export const SERVER_DEFAULTS = {
   directHandlers: true,
   reclaimIntervalMs: 5_000,
   reclaimCount: 100,
+  scheduleCheckMs: 1_000,
   retryBackoffMs: 1_000,
   removeIdleConsumersAfterMs: 0,
   // Kafka's max.poll.interval.ms default: a handler past it is taken for hung, not slow.

@@ -19,3 +19,4 @@ export * from './trim/index.js';
 export * from './idempotency/index.js';
 export * from './filters/index.js';
 export * from './operations/index.js';
+export { ScheduleMover, type ScheduleMoverOptions, type ScheduleSummary, type ScheduledEntry } from './schedule/index.js';

@@ -21,6 +21,16 @@ export const CLIENT_MESSAGES = {
   outOfMemory: (stream: string, cause: string) =>
     `Redis is out of memory and refused the entry for stream "${stream}" (${cause}); nothing was written. ` +
     'Trim streams (the "retention" option or StreamTrimmer), raise maxmemory, or give Redis more memory.',
+  deliveryNotObject: (got: string) =>
+    `emit()'s third argument says when to deliver and must be an object, { delayMs } or { deliverAt }, got ${got}; ` +
+    "nothing was written. Write client.emit('orders', order, { delayMs: 5000 }).",
+  scheduleOf: (stream: string) => `emit() to stream "${stream}"`,
+  scheduleInBatch: (index: number) =>
+    `Entry #${index} asks for delayed delivery (delayMs or deliverAt), which emitBatch() does not schedule; ` +
+    'nothing was written. Emit delayed entries one by one with emit().',
+  scheduleInRequest: (stream: string) =>
+    `send() to stream "${stream}" cannot be delayed (delayMs or deliverAt): a request is answered while the caller ` +
+    'waits. Use emit() for delayed delivery.',
   batchNotArray: (got: string) =>
     `emitBatch() takes an array of payloads (plain values or StreamRecords), got ${got}. ` +
     "Pass one array, e.g. client.emitBatch('orders', orders); for a single entry use emit().",

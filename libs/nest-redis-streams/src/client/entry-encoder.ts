@@ -6,7 +6,7 @@ import type { PayloadSerializer } from '../interfaces/payload-codec.interface.js
 import { CLIENT_MESSAGES } from './client.messages.js';
 import { PayloadTooLargeError } from './errors/payload-too-large.error.js';
 import { PublishFailedError } from './errors/publish-failed.error.js';
-import { envelopeOf } from './stream-record.js';
+import { StreamRecord, envelopeOf } from './stream-record.js';
 
 /** What a request adds to its entry: where to answer, and until when it is worth running. */
 export interface RequestFields {
@@ -28,6 +28,9 @@ export class EntryEncoder {
    *   InvalidEventIdError for an event id consumers could not keep apart; all say that nothing was written.
    */
   encode(packet: ReadPacket, stream: string, request?: RequestFields): string[] {
+    if (request && packet.data instanceof StreamRecord && packet.data.delivery) {
+      throw new PublishFailedError(CLIENT_MESSAGES.scheduleInRequest(stream), stream, false);
+    }
     let fields: string[];
     try {
       const envelope = envelopeOf(packet);

@@ -96,6 +96,10 @@ export class EntryWriter {
         invalid.push({ index: i, error: new PublishFailedError(CLIENT_MESSAGES.batchEntryNil(i, data), route.stream, false) });
         continue;
       }
+      if (data instanceof StreamRecord && data.delivery) {
+        invalid.push({ index: i, error: new PublishFailedError(CLIENT_MESSAGES.scheduleInBatch(i), route.stream, false) });
+        continue;
+      }
       const packet = this.packetOf(pattern, data);
       streams[i] = this.routes.streamFor(route, data);
       try {

@@ -16,6 +16,9 @@ import { ClientRequests } from './client-requests.js';
 import { CLIENT_MESSAGES } from './client.messages.js';
 import { EntryEncoder } from './entry-encoder.js';
 import { EntryWriter } from './entry-writer.js';
+import { type DeliveryTime, InvalidDelayError, dueTimeOf } from '../errors/invalid-delay.error.js';
+import { ScheduledWrites } from './scheduled-writes.js';
+import { StreamRecord } from './stream-record.js';
 import { ClientClosedError } from './errors/client-closed.error.js';
 import { ConnectionFailedError } from './errors/connection-failed.error.js';
 import { type ResolvedClientOptions, resolveClientOptions } from './resolve-client-options.js';
@@ -55,6 +58,8 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
   /** emit(), emitBatch() and the requests' writes. */
   private readonly writer: EntryWriter;
   private readonly requests: ClientRequests;
+  /** Delayed emit()s: held in the stream's schedule until due. */
+  private readonly scheduled: ScheduledWrites;
   private commands: Redis | null = null;
   private connecting: Promise<Redis> | null = null;
   private closing: Promise<void> | null = null;
@@ -69,6 +74,7 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
     this.writer = new EntryWriter(this.options, this.routes, encoder, this.retention, connect, (pattern, data) =>
       this.packetOf(pattern, data),
     );
+    this.scheduled = new ScheduledWrites(this.options, this.routes, encoder, connect);
     this.requests = new ClientRequests(this.options, connect, this.connections, this.writer, this.logger);
   }
 
@@ -161,11 +167,38 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
    * Like ClientProxy.emit: writes at once (hot), emits the entry id once Redis stored it, fails
    * naming the stream and the fix. Nest's own chain of operators per call is left out: it was a
    * third of a busy producer's CPU.
+   *
+   * With `{ delayMs }` or `{ deliverAt }` (here or in a StreamRecord's options) the entry is held
+   * in the stream's schedule and a server's mover adds it once due; it then emits the entry's
+   * event id (the key of `cancelScheduled()`), not a stream entry id. A time already past, or a
+   * delay of 0, writes at once. See docs/client.md, "Delayed delivery".
    */
-  override emit<TResult = string, TInput = unknown>(pattern: unknown, data: TInput): Observable<TResult> {
+  override emit<TResult = string, TInput = unknown>(
+    pattern: unknown,
+    data: TInput,
+    delivery?: DeliveryTime,
+  ): Observable<TResult> {
     // Nest's own answer (InvalidMessageException) for a missing pattern or data.
     if (pattern === null || pattern === undefined || data === null || data === undefined) return super.emit(pattern, data);
-    return settledObservable(this.dispatchEvent<TResult>(this.packetOf(pattern, data)));
+    if (delivery !== undefined && (typeof delivery !== 'object' || delivery === null)) {
+      return throwError(() => new InvalidDelayError(CLIENT_MESSAGES.deliveryNotObject(describeValue(delivery)), delivery));
+    }
+    const record =
+      delivery === undefined
+        ? data
+        : data instanceof StreamRecord
+          ? data.withDelivery(delivery)
+          : new StreamRecord(data, delivery);
+    return settledObservable(this.dispatchEvent<TResult>(this.packetOf(pattern, record)));
+  }
+
+  /**
+   * Cancels a delayed entry of `pattern` that is still scheduled, by its event id (in whichever
+   * partition holds it). Resolves true when it was scheduled and is not any more; false when no
+   * entry with that id waits (never scheduled, cancelled, or already moved into the stream).
+   */
+  cancelScheduled(pattern: unknown, eventId: string): Promise<boolean> {
+    return this.scheduled.cancel(pattern, eventId);
   }
 
   /**
@@ -198,7 +231,22 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
 
   /** Nest's event path: resolves with the entry id once Redis stored the entry. */
   protected dispatchEvent<T = string>(packet: ReadPacket): Promise<T> {
-    return this.writer.write(packet, this.streamFor(packet)) as Promise<T>;
+    const stream = this.streamFor(packet);
+    const { data } = packet;
+    if (data instanceof StreamRecord && data.delivery) {
+      let dueAt: number | null;
+      try {
+        dueAt = dueTimeOf(data.delivery, CLIENT_MESSAGES.scheduleOf(stream));
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
+      if (dueAt !== null) {
+        return this.scheduled.schedule(packet, stream, data, dueAt).catch((err: unknown) => {
+          throw this.writer.explain(err, stream);
+        }) as Promise<T>;
+      }
+    }
+    return this.writer.write(packet, stream) as Promise<T>;
   }
 
   /** Nest 12 builds packets with its dispatch hook (e.g. tracing's metadata); Nest 11 has neither. */

@@ -1,9 +1,10 @@
 import type { ReadPacket } from '@nestjs/microservices';
 import type { OutgoingEnvelope } from '../codec/envelope.js';
+import type { DeliveryTime } from '../errors/invalid-delay.error.js';
 import { activeTraceHeaders } from '../tracing/trace-context.js';
 
 /** Envelope fields a producer may set besides the data. */
-export interface StreamRecordOptions {
+export interface StreamRecordOptions extends DeliveryTime {
   /**
    * Business event id, the consumers' idempotency key. Set it to something stable (an order id and
    * a step) so a re-published event is recognised as the same one.
@@ -28,6 +29,8 @@ export class StreamRecord<T = unknown> {
   readonly eventId?: string;
   readonly headers: Record<string, string>;
   readonly partitionKey?: string;
+  /** When to deliver it (`emit()` only): held in the stream's schedule until then. */
+  readonly delivery?: DeliveryTime;
 
   constructor(
     /** What the handler receives as its payload. */
@@ -37,6 +40,15 @@ export class StreamRecord<T = unknown> {
     this.eventId = options.eventId;
     this.partitionKey = options.partitionKey;
     this.headers = { ...options.headers };
+    if (options.delayMs !== undefined || options.deliverAt !== undefined) {
+      this.delivery = { delayMs: options.delayMs, deliverAt: options.deliverAt };
+    }
+  }
+
+  /** This record delivered at `delivery` instead (emit()'s third argument). */
+  withDelivery(delivery: DeliveryTime): StreamRecord<T> {
+    const { eventId, headers, partitionKey } = this;
+    return new StreamRecord(this.data, { eventId, headers, partitionKey, ...delivery });
   }
 }
 

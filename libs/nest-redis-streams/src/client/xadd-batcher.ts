@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { isCluster } from '../redis/connection.factory.js';
 import { slotOf } from '../keys/index.js';
-import { OfflineTimeoutError } from './errors/offline-timeout.error.js';
+import { readyWithin } from './ready-within.js';
 import type { ClientWriteObserver } from './write-observer.interface.js';
 
 /** What one XADD came to: the entry id Redis gave it, or why it failed. */
@@ -121,9 +121,8 @@ export class XaddBatcher {
 
   private async send(batch: Batch): Promise<void> {
     try {
-      if (this.redis.status !== 'ready' && !(await this.waitUntilReady())) {
-        throw new OfflineTimeoutError(`Redis was not reachable within ${this.offlineTimeoutMs} ms.`);
-      }
+      // Only awaited when not ready: a ready connection gets the pipeline in this same turn.
+      if (this.redis.status !== 'ready') await readyWithin(this.redis, this.offlineTimeoutMs);
       // A cluster pipeline must stay within one slot: one pipeline per slot, sent in parallel.
       await Promise.all(pipelinesOf(batch, isCluster(this.redis)).map((positions) => this.pipeline(batch, positions)));
     } catch (err) {
@@ -162,19 +161,6 @@ export class XaddBatcher {
       const outcome = !result ? new Error('Redis returned no reply for this XADD.') : (result[0] ?? (result[1] as string));
       waiters[i].settle(indexes[i], outcome);
     }
-  }
-
-  private waitUntilReady(): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
-      const done = (ready: boolean) => {
-        clearTimeout(timer);
-        this.redis.off('ready', onReady);
-        resolve(ready);
-      };
-      const onReady = () => done(true);
-      const timer = setTimeout(() => done(false), this.offlineTimeoutMs);
-      this.redis.on('ready', onReady);
-    });
   }
 }
 

@@ -174,6 +174,20 @@ export class ConsoleApiController {
     }, signal);
   }
 
+  /** The stream's schedule (delayed entries): count, next due, oldest overdue and the first entries, redacted. */
+  @Get('scheduled')
+  scheduled(@Query() q: Input) {
+    return answer(async () => {
+      const stream = name(q, 'stream');
+      const summary = await this.ops.scheduled(stream, count(q));
+      const entries = summary.entries.map(({ fields, ...rest }) => ({
+        ...rest,
+        fields: this.redact(pairsOf(fields), stream, rest.eventId),
+      }));
+      return { ...summary, entries };
+    });
+  }
+
   @Get('cursor-preview')
   cursorPreview(@Query() q: Input) {
     return answer(() => this.ops.previewCursor(name(q, 'stream'), name(q, 'group'), cursorTarget(q)));
@@ -231,6 +245,12 @@ export class ConsoleApiController {
     return answer(() => this.ops.discard(actor(req), name(b, 'stream'), id(b)));
   }
 
+  @Post('scheduled/cancel')
+  @ConsoleWrite('schedule.cancel')
+  cancelScheduled(@Body() b: Input, @Req() req: ConsoleRequest) {
+    return answer(() => this.ops.cancelScheduled(actor(req), name(b, 'stream'), name(b, 'eventId')));
+  }
+
   @Post('cursor')
   @ConsoleWrite('setid')
   cursor(@Body() b: Input, @Req() req: ConsoleRequest) {
@@ -261,4 +281,11 @@ export class ConsoleApiController {
 
 function actor(req: ConsoleRequest): string {
   return req.nrsConsoleActor ?? 'anonymous';
+}
+
+/** A flat field list (name, value...) as pairs, the shape of the other views' fields. */
+function pairsOf(fields: string[]): FieldPairs {
+  const pairs: FieldPairs = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) pairs.push([fields[i], fields[i + 1]]);
+  return pairs;
 }

@@ -224,9 +224,9 @@ export class ConsumerEngine implements ConsumerView, RecoveryTarget, OwnedPartit
     // Read again: the read loop may have taken some of them while the script ran.
     const heldNow = this.slots.heldIds();
     for (const [id, deliveries, fields] of rows) {
-      // 0: acked (or parked) by its previous owner between the claim and this read: not pending
-      // any more, so running it would do the work twice.
-      if (Number(deliveries) === 0 || heldNow.has(id)) continue;
+      // -1: acked (or parked) by its previous owner between the claim and this read: not pending
+      // any more, so running it would do the work twice. (0 is pending: a count set back by a deferral.)
+      if (Number(deliveries) < 0 || heldNow.has(id)) continue;
       this.slots.take(id, fields, Number(deliveries), true);
       accepted++;
     }

@@ -38,6 +38,9 @@ export const CONSUMER_MESSAGES = {
   ) =>
     `Handler failed for entry ${id} of stream "${stream}" (group "${group}", consumer ` +
     `"${consumer}", delivery ${deliveries}/${maxDeliveries}): ${cause}`,
+  rescheduled: (id: string, stream: string, eventId: string, retryAt: number) =>
+    `Entry ${id} of stream "${stream}" asked to be retried at ${new Date(retryAt).toISOString()}: ` +
+    `event ${eventId} waits in the stream's schedule, the entry was acknowledged.`,
   retryNotScheduled: (id: string, cause: string) => `Could not schedule the retry of entry ${id}: ${cause}`,
   deadLettered: (id: string, stream: string, group: string, dlq: string, deadLetterId: string, reason: string, cause?: string) =>
     `Entry ${id} of stream "${stream}" (group "${group}") moved to "${dlq}" as ${deadLetterId}: ${reason}` +

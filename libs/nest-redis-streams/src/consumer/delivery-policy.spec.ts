@@ -1,6 +1,7 @@
 import { DeadLetterReason } from '../dead-letter-reason.js';
 import { EventInProgressError } from '../errors/event-in-progress.error.js';
 import { NonRetryableError } from '../errors/non-retryable.error.js';
+import { RetryLater } from '../errors/retry-later.error.js';
 import { UndecodableEntryError } from '../errors/undecodable-entry.error.js';
 import {
   type DeliveryBudget,
@@ -154,5 +155,39 @@ describe('delivery policy: after a failed handler', () => {
 
   it('PARK_TRIMMED is the trimmed-payload decision', () => {
     expect(PARK_TRIMMED).toEqual(park(DeadLetterReason.PAYLOAD_TRIMMED, false));
+  });
+});
+
+describe('RetryLater decisions', () => {
+  const entry = (deliveries: number) => ({ deliveries, acked: false, lost: false, trimmed: false });
+  const now = Date.now();
+
+  it('a delay up to min-idle waits in the PEL with the count set back, even past the budget', () => {
+    const error = new RetryLater(5_000);
+    expect(onFailure(entry(3), error, budget, now)).toEqual({
+      action: 'retry',
+      idleMs: budget.minIdleTimeMs - (error.retryAt - now),
+      retryCount: 2,
+      backoffMs: error.retryAt - now,
+    });
+    expect(onFailure(entry(1), error, budget, now)).toMatchObject({ action: 'retry', retryCount: 0 });
+  });
+
+  it('a delay past min-idle goes to the schedule', () => {
+    const error = new RetryLater(budget.minIdleTimeMs + 1);
+    expect(onFailure(entry(1), error, budget, now)).toEqual({ action: 'reschedule', retryAt: error.retryAt });
+  });
+
+  it("reads what Nest's RPC filters make of it (the plain error object)", () => {
+    const plain = new RetryLater(60_000).getError() as object;
+    expect(onFailure(entry(1), plain, budget, now)).toMatchObject({ action: 'reschedule' });
+  });
+
+  it('a time already past retries at once; acked, lost and trimmed entries keep their own decisions', () => {
+    const past = new RetryLater(new Date(Date.now() - 1_000));
+    expect(onFailure(entry(1), past, budget, past.retryAt + 5)).toMatchObject({ action: 'retry', backoffMs: 0 });
+    expect(onFailure({ ...entry(1), acked: true }, new RetryLater(10), budget, now)).toEqual({ action: 'keep-ack' });
+    expect(onFailure({ ...entry(1), lost: true }, new RetryLater(10), budget, now)).toEqual({ action: 'lost' });
+    expect(onFailure({ ...entry(1), trimmed: true }, new RetryLater(10), budget, now)).toEqual(PARK_TRIMMED);
   });
 });

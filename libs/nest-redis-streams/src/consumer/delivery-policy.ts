@@ -1,6 +1,7 @@
 import { DeadLetterReason } from '../dead-letter-reason.js';
 import { isDeferral } from '../errors/event-in-progress.error.js';
 import { isNonRetryable } from '../errors/non-retryable.error.js';
+import { retryLaterTime } from '../errors/retry-later.error.js';
 import { UndecodableEntryError } from '../errors/undecodable-entry.error.js';
 
 // The one home of what a delivery count means and of every budget, back-off and park decision.
@@ -90,13 +91,17 @@ export interface FailedEntryState {
  * - `park`: to the dead-letter stream with `reason`; `requireOwner` false for a payload trimmed
  *   while held (Redis dropped it from the PEL, so no owner is left to check);
  * - `retry`: set its idle time to `idleMs` (the reclaimer retries it once idle past min-idle, so
- *   after the back-off) and, when `retryCount` is not -1, its delivery count to it.
+ *   after the back-off) and, when `retryCount` is not -1, its delivery count to it;
+ * - `reschedule`: the handler asked (RetryLater) for a retry later than min-idle, which no idle
+ *   time can express (XCLAIM cannot set one in the future): a copy goes to the stream's schedule
+ *   for `retryAt` and the entry is acked, in one script.
  */
 export type FailureDecision =
   | { readonly action: 'keep-ack' }
   | { readonly action: 'lost' }
   | { readonly action: 'park'; readonly reason: DeadLetterReason; readonly requireOwner: boolean }
-  | { readonly action: 'retry'; readonly idleMs: number; readonly retryCount: number; readonly backoffMs: number };
+  | { readonly action: 'retry'; readonly idleMs: number; readonly retryCount: number; readonly backoffMs: number }
+  | { readonly action: 'reschedule'; readonly retryAt: number };
 
 const KEEP_ACK: FailureDecision = { action: 'keep-ack' };
 const LOST: FailureDecision = { action: 'lost' };
@@ -106,7 +111,7 @@ const PARK_NON_RETRYABLE: FailureDecision = { action: 'park', reason: DeadLetter
 const PARK_EXHAUSTED: FailureDecision = { action: 'park', reason: DeadLetterReason.MAX_DELIVERIES, requireOwner: true };
 
 /** The decision for a failed handler run; see FailureDecision. */
-export function onFailure(entry: FailedEntryState, error: unknown, budget: DeliveryBudget): FailureDecision {
+export function onFailure(entry: FailedEntryState, error: unknown, budget: DeliveryBudget, now = Date.now()): FailureDecision {
   // The handler acknowledged the entry itself (manual ack) and failed afterwards: its ack
   // stands. A retry or a dead letter would run acknowledged work again (a re-drive would
   // duplicate it), and parking would race the ack and report a reclaim that never happened.
@@ -114,6 +119,8 @@ export function onFailure(entry: FailedEntryState, error: unknown, budget: Deliv
   if (entry.lost) return LOST;
   if (entry.trimmed) return PARK_TRIMMED;
   if (isNonRetryable(error)) return PARK_NON_RETRYABLE;
+  const retryAt = retryLaterTime(error);
+  if (retryAt !== null) return retryLater(entry, retryAt - now, retryAt, budget);
   // A deferral (the event is being handled elsewhere) is not an attempt: the delivery count is
   // set back so that the next claim restores it, and no retry budget is used.
   const deferred = isDeferral(error);
@@ -131,4 +138,15 @@ export function onFailure(entry: FailedEntryState, error: unknown, budget: Deliv
  */
 export function retryBackoff(deliveries: number, deferred: boolean, budget: DeliveryBudget): number {
   return Math.min(budget.minIdleTimeMs, budget.retryBackoffMs * (deferred ? 1 : 2 ** (deliveries - 1)));
+}
+
+/**
+ * A retry the handler asked for (RetryLater): no delivery of the budget is used, as with a
+ * deferral (the count is set back, and the next start restores it). Up to min-idle it waits in
+ * the PEL like a back-off; longer, in the stream's schedule.
+ */
+function retryLater(entry: FailedEntryState, delayMs: number, retryAt: number, budget: DeliveryBudget): FailureDecision {
+  if (delayMs > budget.minIdleTimeMs) return { action: 'reschedule', retryAt };
+  const backoffMs = Math.max(0, delayMs);
+  return { action: 'retry', idleMs: budget.minIdleTimeMs - backoffMs, retryCount: Math.max(0, entry.deliveries - 1), backoffMs };
 }

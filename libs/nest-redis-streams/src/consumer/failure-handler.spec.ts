@@ -1,6 +1,7 @@
 import { DeadLetterReason } from '../dead-letter-reason.js';
 import { EventInProgressError } from '../errors/event-in-progress.error.js';
 import { NonRetryableError } from '../errors/non-retryable.error.js';
+import { RetryLater } from '../errors/retry-later.error.js';
 import { TransportEvents } from '../events/transport-events.js';
 import { EntryWrites } from './entry-writes.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
@@ -143,6 +144,19 @@ describe('FailureHandler', () => {
         ['8-0', 29_500, 0],
       ]);
       expect(commands.parks).toEqual([]);
+    });
+
+    it('a short RetryLater at the last delivery is no failure: no error log, no failed event, the count set back', async () => {
+      const { handler, commands, logger, failed } = setup({ maxDeliveries: 3 });
+      const entry = held('11-0', 3);
+      commands.own(entry.id);
+      await expect(handler.fail(entry, new RetryLater(2_000))).resolves.toBe('retry-scheduled');
+      const [claim] = commands.claims;
+      expect(claim.retryCount).toBe(2);
+      // Idle set so the reclaimer (min-idle 30 s) takes it after the 2 s asked for.
+      expect(claim.idleMs).toBeGreaterThanOrEqual(30_000 - 2_000);
+      expect(claim.idleMs).toBeLessThanOrEqual(30_000 - 1_900);
+      expect([logger.error.mock.calls, failed, commands.parks]).toEqual([[], [], []]);
     });
 
     it('reports lost when another consumer owns the entry now', async () => {

@@ -10,6 +10,9 @@ import type { HeldEntry } from './held-entry.js';
 import type { SettleOutcome } from './slot-owner.interface.js';
 import type { ResolvedHandlerOptions } from './stream-subscription.js';
 import { CONSUMER_MESSAGES } from './consumer.messages.js';
+import { ENVELOPE } from '../constants.js';
+import { rescheduleIfOwned } from '../schedule/index.js';
+import { retryLaterTime } from '../errors/retry-later.error.js';
 
 /** The handler options a FailureHandler reads. */
 export type FailureOptions = Pick<ResolvedHandlerOptions, 'maxDeliveries' | 'minIdleTimeMs' | 'deadLetterStream'>;
@@ -33,7 +36,7 @@ export class FailureHandler {
   ) {}
 
   async fail(entry: HeldEntry, error: unknown): Promise<SettleOutcome> {
-    const { stream, group, consumer } = this.writes;
+    const { stream, group } = this.writes;
     const { maxDeliveries, minIdleTimeMs } = this.options;
     const { message } = describeError(error);
     const decision = onFailure(entry, error, { maxDeliveries, minIdleTimeMs, retryBackoffMs: this.rt.retryBackoffMs });
@@ -41,15 +44,9 @@ export class FailureHandler {
       this.rt.logger.error(CONSUMER_MESSAGES.failedAfterAck(entry.id, stream, group, message));
       return 'acked';
     }
-    this.rt.logger.error(
-      CONSUMER_MESSAGES.handlerFailed(entry.id, stream, group, consumer, entry.deliveries, maxDeliveries, message),
-    );
-    this.rt.events.emit('failed', { ...this.ref(entry), error });
-    // For the console's pending view: why it is still pending. Diagnostics only: a failure to
-    // record it changes nothing about the retry or dead letter below.
-    const errorClass = describeError(error).errorClass;
-    const record = { id: entry.id, consumer, deliveries: entry.deliveries, errorClass, message };
-    void recordHandlerError(this.rt.commands, stream, group, record).catch(() => undefined);
+    if (decision.action === 'reschedule') return this.reschedule(entry, decision.retryAt, error);
+    // A retry the handler asked for (RetryLater) is not a failure: no error log, no `failed` event.
+    if (retryLaterTime(error) === null) this.reportFailure(entry, error, message);
     if (decision.action === 'lost') return 'lost';
     if (decision.action === 'park') return this.park(entry, decision.reason, error, decision.requireOwner);
     try {
@@ -59,6 +56,40 @@ export class FailureHandler {
       const [lost, trimmed] = claimed;
       if (trimmed.length > 0) return this.park(entry, PARK_TRIMMED.reason, error, PARK_TRIMMED.requireOwner);
       return lost.length > 0 ? 'lost' : 'retry-scheduled';
+    } catch (err) {
+      this.rt.logger.warn(CONSUMER_MESSAGES.retryNotScheduled(entry.id, (err as Error).message));
+      return 'left-pending';
+    }
+  }
+
+  /** Logs a failed run, tells the `failed` listeners, and records its error for the console's pending view. */
+  private reportFailure(entry: HeldEntry, error: unknown, message: string): void {
+    const { stream, group, consumer } = this.writes;
+    const { maxDeliveries } = this.options;
+    this.rt.logger.error(
+      CONSUMER_MESSAGES.handlerFailed(entry.id, stream, group, consumer, entry.deliveries, maxDeliveries, message),
+    );
+    this.rt.events.emit('failed', { ...this.ref(entry), error });
+    // For the console's pending view: why it is still pending. Diagnostics only: a failure to
+    // record it changes nothing about the retry or dead letter below.
+    const errorClass = describeError(error).errorClass;
+    const record = { id: entry.id, consumer, deliveries: entry.deliveries, errorClass, message };
+    void recordHandlerError(this.rt.commands, stream, group, record).catch(() => undefined);
+  }
+
+  /**
+   * A retry the handler asked for past min-idle: a copy of the entry waits in the stream's
+   * schedule and the entry is acked, in one script and only while owned. Not a failure: no
+   * `failed` event, no error log.
+   */
+  private async reschedule(entry: HeldEntry, retryAt: number, error: unknown): Promise<SettleOutcome> {
+    const { stream } = this.writes;
+    try {
+      const eventId = await rescheduleIfOwned(this.rt.commands, this.writes, entry.id, retryAt, ENVELOPE);
+      if (eventId === 0) return this.park(entry, PARK_TRIMMED.reason, error, PARK_TRIMMED.requireOwner);
+      if (eventId === null) return 'lost';
+      this.rt.logger.debug?.(CONSUMER_MESSAGES.rescheduled(entry.id, stream, eventId, retryAt));
+      return 'retry-scheduled';
     } catch (err) {
       this.rt.logger.warn(CONSUMER_MESSAGES.retryNotScheduled(entry.id, (err as Error).message));
       return 'left-pending';

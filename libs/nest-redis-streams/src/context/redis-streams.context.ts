@@ -1,4 +1,5 @@
 import { BaseRpcContext } from '@nestjs/microservices';
+import { RetryLater } from '../errors/retry-later.error.js';
 import type { EntryControl } from './entry-control.interface.js';
 
 type RedisStreamsContextArgs = [
@@ -52,5 +53,14 @@ export class RedisStreamsContext extends BaseRpcContext<RedisStreamsContextArgs>
    */
   ack(): Promise<boolean> {
     return this.args[7].ack();
+  }
+
+  /**
+   * Ends the handler and runs the entry again after `when` (ms from now, or a Date) without using a
+   * delivery of the retry budget: throws a RetryLater, so nothing after it runs. See RetryLater.
+   * @throws RetryLater always; InvalidDelayError for a negative or non-numeric delay
+   */
+  retryLater(when: number | Date): never {
+    throw new RetryLater(when);
   }
 }

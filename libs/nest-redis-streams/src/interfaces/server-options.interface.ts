@@ -49,6 +49,14 @@ export interface RedisStreamsServerOptions extends StreamHandlerOptions {
    */
   reclaimCount?: number;
   /**
+   * Longest wait between two looks at the schedule of each served stream (delayed `emit()`s, long
+   * `RetryLater`s): the mover wakes at the next due time, and at least this often to see entries
+   * scheduled meanwhile, so an entry arrives at most about this late. 0 turns this instance's mover
+   * off (another instance's mover still moves the entries).
+   * @default 1000
+   */
+  scheduleCheckMs?: number;
+  /**
    * First retry delay after a failure; doubles with every delivery, capped at `minIdleTimeMs`.
    * @default 1000
    */

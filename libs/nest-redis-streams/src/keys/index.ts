@@ -8,6 +8,7 @@ export * from './ownership-keys.js';
 export * from './partition-keys.js';
 export * from './probe-keys.js';
 export * from './reply-keys.js';
+export * from './schedule-keys.js';
 export * from './slots.js';
 export * from './trim-audit-keys.js';
 export * from './stream-id.js';

@@ -37,6 +37,8 @@ export interface MetricInstruments {
   minIdleTime: Gauge<StreamLabel>;
   readLoopAge: Gauge<StreamLabel>;
   streamLength: Gauge<'stream'>;
+  scheduledEntries: Gauge<'stream'>;
+  scheduledOverdue: Gauge<'stream'>;
   retentionMaxEntries: Gauge<RetentionLabel>;
   retentionMaxAge: Gauge<RetentionLabel>;
   xaddDuration: Histogram<'stream'>;
@@ -106,6 +108,8 @@ export function getOrCreateInstruments(client: PromClient, settings: InstrumentS
     minIdleTime: gauge('minIdleTime'),
     readLoopAge: gauge('readLoopAge'),
     streamLength: gaugeBy('streamLength', ['stream']),
+    scheduledEntries: gaugeBy('scheduledEntries', ['stream']),
+    scheduledOverdue: gaugeBy('scheduledOverdue', ['stream']),
     retentionMaxEntries: gaugeBy('retentionMaxEntries', ['stream', 'trim']),
     retentionMaxAge: gaugeBy('retentionMaxAge', ['stream', 'trim']),
     xaddDuration: get(

@@ -104,6 +104,16 @@ export const METRIC_DEFINITIONS = {
     help: 'Seconds since the read loop last completed a read; 0 while every slot is busy (sampled).',
   },
   streamLength: { type: 'gauge', name: 'stream_length_entries', help: 'Entries in the stream (XINFO STREAM length, sampled).' },
+  scheduledEntries: {
+    type: 'gauge',
+    name: 'scheduled_entries',
+    help: "Entries waiting in the stream's schedule (delayed emits, long RetryLaters), sampled.",
+  },
+  scheduledOverdue: {
+    type: 'gauge',
+    name: 'scheduled_oldest_overdue_seconds',
+    help: 'How long the first scheduled entry is past its due time; grows when no server moves the schedule (sampled).',
+  },
   retentionMaxEntries: {
     type: 'gauge',
     name: 'stream_retention_max_entries',

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { RedisStreamsClient } from '../client/redis-streams.client.js';
 import { readyCommands, statsTarget } from '../health/server-stats.js';
 import { sampleStreamStatsBatch, type SampledStreamStats } from '../health/stream-stats.js';
+import { sampleSchedules } from './schedule-gauges.js';
 import { withTimeout } from '../health/with-timeout.js';
 import { CAPABILITY_NAMES, type ServerCapabilities } from '../redis/capabilities.js';
 import { isConnectionClosedError } from '../redis/errors/reply-errors.js';
@@ -177,6 +178,15 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
           `Redis (figures of ${consumers.length} stream/groups)`,
         ),
         this.sampleMemory(redis, attachment),
+        withTimeout(
+          sampleSchedules(
+            redis,
+            consumers.map((c) => c.stream),
+            attachment.instruments,
+          ),
+          sampleTimeoutMs,
+          'Redis (stream schedules)',
+        ),
       ]);
       consumers.forEach((consumer, i) => this.setGauges(attachment.instruments, consumer, sampled[i]));
       attachment.lastError = null;

@@ -7,6 +7,9 @@ export function timeText(ms: number): string {
 /** Messages of the operations layer: full sentences that name the value and the way out. */
 export const OPERATIONS_MESSAGES = {
   noGroup: (stream: string, group: string) => `Stream "${stream}" has no consumer group "${group}".`,
+  notScheduled: (stream: string, eventId: string) =>
+    `Stream "${stream}" has no scheduled entry with event id "${eventId}" (never scheduled, cancelled, or already ` +
+    'moved into the stream: look for it there).',
   noEntry: (stream: string, id: string) => `Stream "${stream}" has no entry ${id} (never written, trimmed or deleted).`,
   notPending: (stream: string, group: string, id: string) =>
     `Entry ${id} is not pending in group "${group}" of stream "${stream}" (already acknowledged, or never delivered).`,

@@ -21,11 +21,13 @@ import { ackEntry, claimEntry, parkEntry } from './entry-actions.js';
 import { type CursorPreview, type CursorTarget, previewGroupCursor, setGroupCursor } from './group-cursor.js';
 import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_DEFAULTS } from './operations.constants.js';
+import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import { type StreamOverview, type StreamSetting, readOverview } from './overview.js';
 import { type GroupOwnership, readOwnership } from './ownership.js';
 import { type ResolvedOperationsOptions, resolveOperationsOptions } from './resolve-operations-options.js';
 import { ServedStreams, explainWrongType } from './served-streams.js';
 import type { RangeOptions, StreamOperationsOptions } from './stream-operations-options.interface.js';
+import { type ScheduleSummary, cancelScheduled, summarizeSchedule } from '../schedule/index.js';
 
 /**
  * The one service behind the console and the CLI: every figure and action on streams, groups,
@@ -161,6 +163,15 @@ export class StreamOperations {
     return this.read(stream, ({ deadLetterStream }) => this.deadLetters.tally(deadLetterStream, { limit: this.o.scanLimit }));
   }
 
+  /**
+   * The stream's schedule (delayed emits, long RetryLaters): how many entries wait, when the next
+   * is due, how long the first is overdue (a figure that grows when no server runs the mover), and
+   * the first `limit` entries by due time.
+   */
+  scheduled(stream: string, limit: number = OPERATIONS_DEFAULTS.pageSize): Promise<ScheduleSummary> {
+    return this.read(stream, () => summarizeSchedule(this.redis, stream, limit));
+  }
+
   previewCursor(stream: string, group: string, target: CursorTarget): Promise<CursorPreview> {
     return this.read(stream, () =>
       previewGroupCursor(this.redis, stream, group, target, {
@@ -214,6 +225,16 @@ export class StreamOperations {
       const discarded = await this.deadLetters.discard(deadLetterStream, id);
       if (!discarded) throw new OperationError('not-found', `Dead-letter stream "${deadLetterStream}" has no entry ${id}.`);
       return { discarded: id };
+    });
+  }
+
+  /** Cancels a scheduled entry by its event id; refused (not found) when none with that id waits. */
+  cancelScheduled(actor: string, stream: string, eventId: string): Promise<{ cancelled: string }> {
+    return this.audited(actor, 'schedule.cancel', stream, '', eventId, {}, async () => {
+      if (!(await cancelScheduled(this.redis, stream, eventId))) {
+        throw new OperationError('not-found', OPERATIONS_MESSAGES.notScheduled(stream, eventId));
+      }
+      return { cancelled: eventId };
     });
   }
 

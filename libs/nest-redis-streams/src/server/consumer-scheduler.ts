@@ -5,6 +5,7 @@ import { LeaseKeeper } from '../recovery/lease-keeper.js';
 import { Reclaimer } from '../recovery/reclaimer.js';
 import { removeIdleConsumers } from '../recovery/idle-consumers.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
+import { ScheduleMover } from '../schedule/index.js';
 import type { ResolvedServerOptions } from './resolve-options.js';
 import type { ConsumerEngine } from '../consumer/index.js';
 
@@ -62,7 +63,21 @@ export class ConsumerScheduler {
   /** Reclaimers of the given consumers, for a manual round (`server.reclaimNow()`, tests). */
   readonly reclaimers = new Map<ConsumerEngine, Reclaimer>();
 
-  schedule(consumers: ConsumerEngine[]): void {
+  /** Moves the due entries of the served streams' schedules (null when `scheduleCheckMs` is 0). */
+  mover: ScheduleMover | null = null;
+
+  /** `idmp`: whether every node offers XADD … IDMP, which the mover then uses for scheduled event ids. */
+  schedule(consumers: ConsumerEngine[], idmp = false): void {
+    if (this.options.scheduleCheckMs > 0) {
+      const streams = consumers.map((consumer) => consumer.stream);
+      this.mover = new ScheduleMover(
+        this.redis,
+        streams,
+        { checkMs: this.options.scheduleCheckMs, batch: 100, idmp },
+        this.logger,
+      );
+      this.mover.start();
+    }
     for (const consumer of consumers) {
       const id = `${consumer.stream}:${consumer.group}:${consumer.consumer}`;
       const reclaimer = new Reclaimer(consumer, this.redis, this.options.reclaimCount, this.events, this.logger);
@@ -89,6 +104,7 @@ export class ConsumerScheduler {
    * flight (including manual `reclaimNow()` rounds) are awaited. Leases go on.
    */
   async stopReclaiming(): Promise<void> {
+    await this.mover?.stop();
     for (const { name } of this.registered) {
       // The registry may have cleared them already (ScheduleModule does before shutdown).
       if (this.registry.doesExist('interval', name)) this.registry.deleteInterval(name);

@@ -257,7 +257,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       this.events,
       this.logger,
     );
-    this.scheduler.schedule(this.consumers);
+    this.scheduler.schedule(this.consumers, capabilities.all.idmp);
     const consumerOf = (subscription: StreamSubscription) => this.consumerOf.get(subscription)!;
     this.coordinators = await startOwnership(registrations, consumerOf, runtime.member, this.commands, this.events, this.logger);
     this._status$.next(RedisStreamsStatus.CONNECTED);

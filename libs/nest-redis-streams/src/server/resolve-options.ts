@@ -29,7 +29,7 @@ export function resolveServerOptions(options: RedisStreamsServerOptions = {}): R
   for (const key of ['blockMs', 'shutdownTimeoutMs', 'reclaimCount', 'retryBackoffMs'] as const) {
     requirePositiveInteger(key, merged[key], '');
   }
-  for (const key of ['reclaimIntervalMs', 'removeIdleConsumersAfterMs'] as const) {
+  for (const key of ['reclaimIntervalMs', 'removeIdleConsumersAfterMs', 'scheduleCheckMs'] as const) {
     if (merged[key] !== 0) requirePositiveInteger(key, merged[key], ' (or 0 to turn it off)');
   }
   if (typeof merged.consumer !== 'string' || merged.consumer.length === 0) {

@@ -5,8 +5,10 @@ import { h, replace, route } from './dom.js';
 import { groupView } from './group-view.js';
 import { notify } from './notice.js';
 import { overviewView } from './overview-view.js';
+import { scheduledView } from './scheduled-view.js';
 
-// The console page: hash routes (#overview, #group?stream=&group=, #dead-letters?stream=, #audit),
+// The console page: hash routes (#overview, #group?stream=&group=, #dead-letters?stream=,
+// #scheduled?stream=, #audit),
 // each rendered from the JSON API. The overview refreshes itself every refreshMs while shown.
 
 let timer: ReturnType<typeof setTimeout> | undefined;
@@ -40,6 +42,7 @@ async function render(): Promise<void> {
   try {
     if (view === 'group') replace(main, await groupView(params, render));
     else if (view === 'dead-letters') replace(main, await deadLettersView(params, render));
+    else if (view === 'scheduled') replace(main, await scheduledView(params, render));
     else if (view === 'audit') replace(main, await auditView());
     else {
       replace(main, await overviewView());

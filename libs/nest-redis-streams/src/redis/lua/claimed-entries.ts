@@ -5,9 +5,10 @@
  *
  * KEYS[1] stream
  * ARGV[1] group, ARGV[2..] ids
- * Returns { {id, deliveries, fields | false}, ... } in the order of the ids. deliveries is 0 when
+ * Returns { {id, deliveries, fields | false}, ... } in the order of the ids. deliveries is -1 when
  * the id is no longer pending (its previous owner acked or parked it after the claim); fields are
- * false when trimming deleted the payload meanwhile.
+ * false when trimming deleted the payload meanwhile. A count of 0 is a pending entry whose count a
+ * deferral or a RetryLater set back from its first delivery (see delivery-policy.ts).
  *
  * One XPENDING per id: a range query for a consumer can be cut short by its other pending entries.
  */
@@ -16,6 +17,6 @@ local out = {}
 for i = 2, #ARGV do
   local row = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)[1]
   local entry = redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i])[1]
-  out[#out + 1] = {ARGV[i], row and row[4] or 0, entry and entry[2] or false}
+  out[#out + 1] = {ARGV[i], row and row[4] or -1, entry and entry[2] or false}
 end
 return out`;

@@ -1,0 +1,42 @@
+import { RpcException } from '@nestjs/microservices';
+import { dueTimeOf } from './invalid-delay.error.js';
+
+/**
+ * Throw from a handler to run the entry again later, at a time the handler chooses (a rate limit's
+ * reset, a partner's opening hours), without using a delivery of the retry budget. A delay up to
+ * the handler's `minIdleTimeMs` waits in the pending list like a back-off; a longer one moves a
+ * copy of the entry (same fields, same event id) to the stream's schedule and acks the original,
+ * atomically. An RpcException, so that Nest's exception filters hand it over unchanged.
+ *
+ * @example
+ * ```ts
+ * throw new RetryLater(30_000); // in 30 s
+ * throw new RetryLater(new Date('2030-01-01T09:00:00Z'));
+ * ```
+ */
+export class RetryLater extends RpcException {
+  override readonly name = 'RetryLater';
+  /** When to run it again (ms since epoch). */
+  readonly retryAt: number;
+
+  /**
+   * @param when milliseconds from now, or a Date (one in the past retries at once, after no back-off)
+   * @throws InvalidDelayError for a negative or non-numeric delay or an invalid Date
+   */
+  constructor(when: number | Date) {
+    const now = Date.now();
+    const retryAt = dueTimeOf(when instanceof Date ? { deliverAt: when } : { delayMs: when }, 'RetryLater', now) ?? now;
+    const message = `Retry requested at ${new Date(retryAt).toISOString()}.`;
+    super({ status: 'error', message, name: 'RetryLater', retryLater: true, retryAt });
+    this.message = message;
+    this.retryAt = retryAt;
+  }
+}
+
+/** When a RetryLater (or what Nest's RPC filters make of it) asks to run again (ms since epoch); null for other errors. */
+export function retryLaterTime(error: unknown): number | null {
+  if (error instanceof RetryLater) return error.retryAt;
+  if (typeof error !== 'object' || error === null) return null;
+  const { retryLater, retryAt } = error as Record<string, unknown>;
+  return retryLater === true && typeof retryAt === 'number' && Number.isFinite(retryAt) ? retryAt : null;
+}
