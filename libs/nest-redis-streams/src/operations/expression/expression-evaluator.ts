@@ -1,4 +1,4 @@
-import type { ExpressionNode, LiteralValue, OperandNode, PathNode } from './expression-ast.js';
+import type { ExpressionNode, OperandNode, PathNode } from './expression-ast.js';
 
 /** What a condition reads: each root (`payload`, `headers`, …) by name, undefined when absent. */
 export interface SearchScope {
@@ -74,7 +74,7 @@ function numeric(value: unknown): number {
 }
 
 /** Same type and value, or a number and a string holding that number (fields are always strings). */
-function equals(left: unknown, right: unknown | LiteralValue): boolean {
+function equals(left: unknown, right: unknown): boolean {
   if (left === undefined || right === undefined) return false;
   if (left === right) return true;
   if (typeof left === 'number' || typeof right === 'number') {
