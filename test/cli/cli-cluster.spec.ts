@@ -138,4 +138,61 @@ describe('nest-redis-streams CLI on a Redis Cluster', () => {
       [0, 1, 2].map((p) => [partitionStream(stream, p), member]),
     );
   });
+
+  it('search merges the partitions of a stream across masters, and reads dead letters in their slot', async () => {
+    const stream = unique('cli-cl-search');
+    const partitions = [0, 1, 2, 3, 4, 5].map((p) => partitionStream(stream, p));
+    const masters = new Set(await Promise.all(partitions.map(masterOf)));
+    expect(masters.size).toBeGreaterThan(1);
+    const base = 1_800_000_000_000;
+    // Entry i goes to partition i % 6: the merged answer must come back in id order across nodes.
+    for (let i = 0; i < 30; i++)
+      await redis.xadd(partitions[i % 6], `${base + i}-0`, 'data', JSON.stringify({ n: i }), 'headers', '{"tenant":"t"}');
+    const found = await runCli([
+      'search',
+      stream,
+      '--partitions',
+      '6',
+      '--where',
+      'payload.n >= 20 && headers.tenant == "t"',
+      '--newest',
+      ...seeds,
+      '--json',
+    ]);
+    expect(found).toMatchObject({ code: 0, stderr: '' });
+    const answer = JSON.parse(found.stdout);
+    expect(answer.items.map((h: { id: string; stream: string }) => [h.id, h.stream])).toEqual(
+      Array.from({ length: 10 }, (_, k) => 29 - k).map((i) => [`${base + i}-0`, partitions[i % 6]]),
+    );
+    expect(answer).toMatchObject({ scanned: 30, exhausted: true });
+    await redis.xadd(
+      `${partitions[2]}:dlq`,
+      '*',
+      'dlq:reason',
+      'max-deliveries',
+      'dlq:stream',
+      partitions[2],
+      'dlq:id',
+      `${base + 2}-0`,
+      'dlq:group',
+      'g',
+      'dlq:error',
+      'boom',
+      'data',
+      '{"n":2}',
+    );
+    const letters = await runCli([
+      'search',
+      stream,
+      '--partitions',
+      '6',
+      '--dead-letters',
+      '--where',
+      'payload.n == 2',
+      ...seeds,
+      '--json',
+    ]);
+    expect(letters.code).toBe(0);
+    expect(JSON.parse(letters.stdout).items.map((h: { key: string }) => h.key)).toEqual([`${partitions[2]}:dlq`]);
+  });
 });

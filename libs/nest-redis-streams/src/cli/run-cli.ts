@@ -11,6 +11,7 @@ import { outboxCommand } from './commands/outbox.command.js';
 import { ownershipCommand } from './commands/ownership.command.js';
 import { pendingCommand } from './commands/pending.command.js';
 import { reconcileCommand } from './commands/reconcile.command.js';
+import { searchCommand } from './commands/search.command.js';
 import { setidCommand } from './commands/setid.command.js';
 import { statusCommand } from './commands/status.command.js';
 import { trimCommand } from './commands/trim.command.js';
@@ -21,6 +22,7 @@ export const COMMANDS: Command[] = [
   statusCommand,
   pendingCommand,
   dlqCommand,
+  searchCommand,
   setidCommand,
   consumersCommand,
   ownershipCommand,
