@@ -2,7 +2,7 @@ import { Controller } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
 import { Cluster } from 'ioredis';
 import { type RedisStreamsServer, partitionStream } from 'nest-redis-streams';
-import { startMicroservice, unique, waitFor } from '../support/helpers.js';
+import { deadLetterFields, startMicroservice, unique, waitFor } from '../support/helpers.js';
 import { runCli } from './run-cli.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -165,22 +165,8 @@ describe('nest-redis-streams CLI on a Redis Cluster', () => {
       Array.from({ length: 10 }, (_, k) => 29 - k).map((i) => [`${base + i}-0`, partitions[i % 6]]),
     );
     expect(answer).toMatchObject({ scanned: 30, exhausted: true });
-    await redis.xadd(
-      `${partitions[2]}:dlq`,
-      '*',
-      'dlq:reason',
-      'max-deliveries',
-      'dlq:stream',
-      partitions[2],
-      'dlq:id',
-      `${base + 2}-0`,
-      'dlq:group',
-      'g',
-      'dlq:error',
-      'boom',
-      'data',
-      '{"n":2}',
-    );
+    const meta = { stream: partitions[2], id: `${base + 2}-0`, group: 'g', reason: 'max-deliveries', error: 'boom' };
+    await redis.xadd(`${partitions[2]}:dlq`, '*', ...deadLetterFields(meta, ['data', '{"n":2}']));
     const letters = await runCli([
       'search',
       stream,

@@ -1,4 +1,4 @@
-import { redisClient, unique } from '../support/helpers.js';
+import { deadLetterFields, redisClient, unique } from '../support/helpers.js';
 import { runCli } from './run-cli.js';
 
 const redis = redisClient();
@@ -87,30 +87,8 @@ describe('nest-redis-streams search (the compiled binary, spawned, against Redis
     expect(pel.code).toBe(0);
     expect(pel.stdout).toMatch(/^id\s+time\s+consumer\s+deliveries\s+fields/);
     expect(pel.stdout.match(/^1800000000\d{3}-0/gm)).toEqual(['1800000000002-0', '1800000000003-0']);
-    await redis.xadd(
-      `${stream}:dlq`,
-      '*',
-      'dlq:reason',
-      'non-retryable',
-      'dlq:stream',
-      stream,
-      'dlq:id',
-      `${BASE + 3}-0`,
-      'dlq:group',
-      'g',
-      'dlq:consumer',
-      'c1',
-      'dlq:error',
-      'card declined',
-      'dlq:error_class',
-      'PaymentError',
-      'dlq:deliveries',
-      '1',
-      'dlq:time',
-      String(Date.now()),
-      'data',
-      '{"orderId":"A3"}',
-    );
+    const meta = { stream, id: `${BASE + 3}-0`, group: 'g', reason: 'non-retryable', error: 'card declined' };
+    await redis.xadd(`${stream}:dlq`, '*', ...deadLetterFields(meta, ['data', '{"orderId":"A3"}']));
     const dlq = await runCli(['search', stream, '--dead-letters', '--where', 'deadLetter.error contains "declined"', '--json']);
     expect(dlq.code).toBe(0);
     expect(JSON.parse(dlq.stdout).items).toEqual([

@@ -1,5 +1,5 @@
 import { type SearchResult, StreamOperations, partitionStream } from 'nest-redis-streams';
-import { testContext, unique } from '../support/helpers.js';
+import { deadLetterFields, testContext, unique } from '../support/helpers.js';
 
 const BASE = 1_800_000_000_000;
 // The huge-window test reads 30,000 entries in many small requests; on 2 busy cores that passes 5 s.
@@ -127,29 +127,8 @@ describe('search over streams, PELs and dead-letter streams (operations layer, r
       [2, 'non-retryable'],
       [3, 'non-retryable'],
     ] as const) {
-      await redis.xadd(
-        `${stream}:dlq`,
-        '*',
-        'dlq:reason',
-        reason,
-        'dlq:stream',
-        stream,
-        'dlq:id',
-        `${BASE + i}-0`,
-        'dlq:group',
-        'g',
-        'dlq:consumer',
-        'c1',
-        'dlq:error',
-        `Order A${i} failed`,
-        'dlq:error_class',
-        'PaymentError',
-        'dlq:deliveries',
-        String(i),
-        'dlq:time',
-        String(Date.now()),
-        ...envelope(i, { orderId: `A${i}` }),
-      );
+      const meta = { stream, id: `${BASE + i}-0`, group: 'g', reason, error: `Order A${i} failed`, deliveries: i };
+      await redis.xadd(`${stream}:dlq`, '*', ...deadLetterFields(meta, envelope(i, { orderId: `A${i}` })));
     }
     const ops = new StreamOperations(redis);
     const found = await ops.search(stream, {

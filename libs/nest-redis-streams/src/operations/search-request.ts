@@ -27,12 +27,12 @@ export interface SearchRequest {
   until?: string | number;
   /** Newest entries first (XREVRANGE); not for a PEL. @default false */
   newest?: boolean;
-  /** Matches returned at most. @default 50 */
-  limit?: number;
+  /** Matches returned at most (digits as text are taken too, as a query string gives them). @default 50 */
+  limit?: number | string;
   /** Entries looked at at most. @default 10000 */
-  budgetEntries?: number;
+  budgetEntries?: number | string;
   /** Milliseconds at most (a request stops between entries). @default 2000 */
-  budgetMs?: number;
+  budgetMs?: number | string;
   /** A previous answer's cursor: goes on after the last entry it looked at, in its window and order. */
   cursor?: string;
   /** Rewrites fields before they are matched and returned: a condition never sees what it hides. */
