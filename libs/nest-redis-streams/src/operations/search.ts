@@ -76,6 +76,7 @@ export async function runSearch(
   const items: SearchHit[] = [];
   let scanned = 0;
   let stoppedBy: SearchResult['stoppedBy'] = null;
+  let pageSize = Math.min(budget.pageSize, Math.max(16, budget.limit));
   const before = (a: string, b: string) => (state.newest ? compareStreamIds(a, b) > 0 : compareStreamIds(a, b) < 0);
   for (;;) {
     if (items.length >= budget.limit) stoppedBy = 'limit';
@@ -84,7 +85,10 @@ export async function runSearch(
     else if (scanned > 0 && Date.now() - started >= budget.ms) stoppedBy = 'time';
     if (stoppedBy) break;
     options.signal?.throwIfAborted();
-    const count = Math.max(1, Math.min(budget.pageSize, budget.entries - scanned));
+    // Reads start small and double: a request that stops at its limit after a few matches (a
+    // console page of 50 where everything matches) reads little past them, and a selective one soon
+    // reads full pages.
+    const count = Math.max(1, Math.min(pageSize, budget.entries - scanned));
     const empty = lanes.filter((lane) => lane.position !== SEARCH_DONE && lane.buffer.length === 0);
     await Promise.all(
       empty.map(async (lane) => {
@@ -97,6 +101,7 @@ export async function runSearch(
         if (lane.buffer.length === 0) lane.position = SEARCH_DONE;
       }),
     );
+    if (empty.length > 0) pageSize = Math.min(budget.pageSize, pageSize * 2);
     let next: Lane | undefined;
     for (const lane of lanes) if (lane.buffer.length > 0 && (!next || before(lane.buffer[0].id, next.buffer[0].id))) next = lane;
     if (!next) break;
