@@ -102,6 +102,21 @@ describe('console search (API and page, real Redis)', () => {
     expect(await box.locator('[data-test=search-hit]').count()).toBe(2);
 
     await box.locator('select[name=source]').selectOption('stream');
+    await box.locator('input[name=where]').fill('headers.tenant == "acme"');
+    await box.locator('input[name=since]').fill('1h');
+    await box.locator('input[name=newest]').check();
+    await box.locator('input[name=limit]').fill('2');
+    await box.locator('[data-test=search-submit]').click();
+    await page.locator('[data-test=search-summary]').filter({ hasText: 'stopped by the result limit' }).waitFor();
+    for (const shown of [4, 6]) {
+      await box.locator('[data-test=search-more]').last().click();
+      await page.waitForFunction((n) => document.querySelectorAll('[data-test=search-hit]').length === n, shown);
+    }
+    const ids = await box.locator('[data-test=search-hit]').allTextContents();
+    expect(ids).toEqual([...(await redis.xrevrange(stream, '+', '-')).map(([id]) => id)]);
+    await box.locator('input[name=newest]').uncheck();
+    await box.locator('input[name=limit]').fill('50');
+
     await box.locator('input[name=where]').fill('payload.orderId == "o-4"');
     await box.locator('[data-test=search-submit]').click();
     await page.locator('[data-test=search-summary]').filter({ hasText: '1 matched, 6 entries looked at' }).waitFor();

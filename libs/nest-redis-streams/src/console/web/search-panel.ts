@@ -33,6 +33,7 @@ export function searchPanel(stream: string, scope: SearchScope): HTMLElement {
   const since = h('input', { name: 'since', placeholder: 'since: 1h, ISO date or id' }) as HTMLInputElement;
   const until = h('input', { name: 'until', placeholder: 'until' }) as HTMLInputElement;
   const newest = h('input', { type: 'checkbox', name: 'newest' }) as HTMLInputElement;
+  const limit = h('input', { type: 'number', name: 'limit', value: '50', title: 'matches per request' }) as HTMLInputElement;
   const source =
     'group' in scope
       ? (h(
@@ -84,15 +85,16 @@ export function searchPanel(stream: string, scope: SearchScope): HTMLElement {
         onsubmit: (ev) => {
           ev.preventDefault();
           const fromStream = source?.value === 'stream';
+          // What a resumed request repeats: the target, condition and limit; the cursor keeps the window and order.
           last = {
             stream,
             where: where.value,
-            since: since.value.trim(),
-            until: until.value.trim(),
+            limit: limit.value.trim(),
             ...('group' in scope && !fromStream ? { group: scope.group } : {}),
             ...('deadLetters' in scope ? { deadLetters: 'true' } : {}),
           };
-          void run(newest.checked ? { ...last, newest: 'true' } : last, false);
+          const window = { since: since.value.trim(), until: until.value.trim(), ...(newest.checked ? { newest: 'true' } : {}) };
+          void run({ ...last, ...window }, false);
         },
       },
       source ?? '',
@@ -100,6 +102,7 @@ export function searchPanel(stream: string, scope: SearchScope): HTMLElement {
       since,
       until,
       h('label', {}, newest, ' newest first'),
+      limit,
       h('button', { type: 'submit', 'data-test': 'search-submit' }, 'search'),
     ),
     out,
