@@ -53,6 +53,8 @@ interface Lane {
   /** The last id looked at, null before the first, `SEARCH_DONE` when read to the end. */
   position: string | null;
   buffer: ScannedEntry[];
+  /** The next entry of `buffer` to look at (an index, not shift(): pages hold up to 500 entries). */
+  at: number;
   /** The last read returned a short page: after the buffer, the key has nothing more. */
   ended: boolean;
 }
@@ -72,7 +74,7 @@ export async function runSearch(
   options: { redact?: SearchRedactor; group?: string; signal?: AbortSignal },
 ): Promise<SearchResult> {
   const started = Date.now();
-  const lanes: Lane[] = sources.map((source, i) => ({ source, position: state.positions[i], buffer: [], ended: false }));
+  const lanes: Lane[] = sources.map((source, i) => ({ source, position: state.positions[i], buffer: [], at: 0, ended: false }));
   const items: SearchHit[] = [];
   let scanned = 0;
   let stoppedBy: SearchResult['stoppedBy'] = null;
@@ -89,7 +91,7 @@ export async function runSearch(
     // console page of 50 where everything matches) reads little past them, and a selective one soon
     // reads full pages.
     const count = Math.max(1, Math.min(pageSize, budget.entries - scanned));
-    const empty = lanes.filter((lane) => lane.position !== SEARCH_DONE && lane.buffer.length === 0);
+    const empty = lanes.filter((lane) => lane.position !== SEARCH_DONE && lane.at === lane.buffer.length);
     await Promise.all(
       empty.map(async (lane) => {
         if (lane.ended) {
@@ -97,15 +99,17 @@ export async function runSearch(
           return;
         }
         lane.buffer = await lane.source.read(lane.position, count);
+        lane.at = 0;
         lane.ended = lane.buffer.length < count;
         if (lane.buffer.length === 0) lane.position = SEARCH_DONE;
       }),
     );
     if (empty.length > 0) pageSize = Math.min(budget.pageSize, pageSize * 2);
     let next: Lane | undefined;
-    for (const lane of lanes) if (lane.buffer.length > 0 && (!next || before(lane.buffer[0].id, next.buffer[0].id))) next = lane;
+    for (const lane of lanes)
+      if (lane.at < lane.buffer.length && (!next || before(lane.buffer[lane.at].id, next.buffer[next.at].id))) next = lane;
     if (!next) break;
-    const entry = next.buffer.shift()!;
+    const entry = next.buffer[next.at++];
     next.position = entry.id;
     scanned += 1;
     const where = { stream: next.source.stream, group: entry.deadLetter?.group ?? options.group, id: entry.id };
@@ -121,8 +125,9 @@ export async function runSearch(
       });
     }
   }
-  const exhausted = lanes.every((l) => l.position === SEARCH_DONE || (l.ended && l.buffer.length === 0));
-  const positions = lanes.map((l) => (l.ended && l.buffer.length === 0 ? SEARCH_DONE : l.position));
+  const drained = (l: Lane) => l.ended && l.at === l.buffer.length;
+  const exhausted = lanes.every((l) => l.position === SEARCH_DONE || drained(l));
+  const positions = lanes.map((l) => (drained(l) ? SEARCH_DONE : l.position));
   return {
     items,
     scanned,
