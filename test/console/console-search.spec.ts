@@ -94,6 +94,14 @@ describe('console search (API and page, real Redis)', () => {
     const errors: string[] = [];
     page.on('pageerror', (err) => errors.push(err.message));
 
+    // The overview links each stream to its own search page.
+    await page.goto(c.base);
+    await page.locator('[data-test=stream-search-link]').first().click();
+    const streamBox = page.locator('[data-test=stream-search] [data-test=search]');
+    await streamBox.locator('input[name=where]').fill('payload.amount == 30 || payload.orderId == "o-6"');
+    await streamBox.locator('[data-test=search-submit]').click();
+    await page.locator('[data-test=search-summary]').filter({ hasText: '2 matched, 6 entries looked at' }).waitFor();
+
     await page.goto(`${c.base}#group?${q({ stream, group: 'g' })}`);
     const box = page.locator('[data-test=search]');
     await box.locator('input[name=where]').fill('payload.amount > 10 && pending.deliveries == 1');

@@ -6,9 +6,10 @@ import { entryView } from './entry-view.js';
 import { groupView } from './group-view.js';
 import { notify } from './notice.js';
 import { overviewView } from './overview-view.js';
+import { streamSearchView } from './search-panel.js';
 
 // The console page: hash routes (#overview, #group?stream=&group=, #dead-letters?stream=, #audit,
-// #entry?stream=&id=),
+// #entry?stream=&id=, #search?stream=),
 // each rendered from the JSON API. The overview refreshes itself every refreshMs while shown.
 
 let timer: ReturnType<typeof setTimeout> | undefined;
@@ -44,6 +45,7 @@ async function render(): Promise<void> {
     else if (view === 'dead-letters') replace(main, await deadLettersView(params, render));
     else if (view === 'audit') replace(main, await auditView());
     else if (view === 'entry') replace(main, await entryView(params));
+    else if (view === 'search') replace(main, streamSearchView(params));
     else {
       replace(main, await overviewView());
       timer = setTimeout(() => void render(), session.refreshMs);

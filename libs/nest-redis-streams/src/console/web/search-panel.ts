@@ -6,8 +6,8 @@ import type { SearchHit, SearchResult as Answer } from '../../operations/search.
 
 type Hit = SearchHit;
 
-/** Where the box searches: a group's PEL (or, chosen in the box, the whole stream) or the dead letters. */
-export type SearchScope = { group: string } | { deadLetters: true };
+/** Where the box searches: the stream, a group's PEL (or, chosen in the box, the whole stream) or the dead letters. */
+export type SearchScope = { stream: true } | { group: string } | { deadLetters: true };
 
 const STOPPED: Record<string, string> = { limit: 'the result limit', entries: 'the entry budget', time: 'the time budget' };
 
@@ -20,7 +20,7 @@ function entryLink(stream: string, hit: Hit, group: string | undefined): HTMLEle
 }
 
 /**
- * The search box of the group and dead-letter pages: a condition over fields, headers and the
+ * The search box of the stream, group and dead-letter pages: a condition over fields, headers and the
  * decoded payload, a window, an order; the answer lists the matches (linked to the entry view),
  * says how many entries were looked at, and goes on from its cursor when a budget stopped it.
  */
@@ -107,4 +107,9 @@ export function searchPanel(stream: string, scope: SearchScope): HTMLElement {
     ),
     out,
   );
+}
+
+/** The stream's own search page (`#search?stream=`), linked from the overview. */
+export function streamSearchView(params: URLSearchParams): HTMLElement {
+  return h('div', { 'data-test': 'stream-search' }, searchPanel(params.get('stream') ?? '', { stream: true }));
 }
