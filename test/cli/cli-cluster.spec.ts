@@ -165,6 +165,27 @@ describe('nest-redis-streams CLI on a Redis Cluster', () => {
       Array.from({ length: 10 }, (_, k) => 29 - k).map((i) => [`${base + i}-0`, partitions[i % 6]]),
     );
     expect(answer).toMatchObject({ scanned: 30, exhausted: true });
+    // Each partition's PEL: XPENDING and the pipelined XRANGEs go to the node of that partition's slot.
+    for (const key of partitions) {
+      await redis.xgroup('CREATE', key, 'g', '0');
+      await redis.xreadgroup('GROUP', 'g', 'c1', 'COUNT', 2, 'STREAMS', key, '>');
+    }
+    const pel = await runCli([
+      'search',
+      stream,
+      '--partitions',
+      '6',
+      '--group',
+      'g',
+      '--where',
+      'payload.n >= 6',
+      ...seeds,
+      '--json',
+    ]);
+    expect(pel.code).toBe(0);
+    expect(
+      JSON.parse(pel.stdout).items.map((h: { id: string; pending: { consumer: string } }) => [h.id, h.pending.consumer]),
+    ).toEqual(Array.from({ length: 6 }, (_, k) => [`${base + 6 + k}-0`, 'c1']));
     const meta = { stream: partitions[2], id: `${base + 2}-0`, group: 'g', reason: 'max-deliveries', error: 'boom' };
     await redis.xadd(`${partitions[2]}:dlq`, '*', ...deadLetterFields(meta, ['data', '{"n":2}']));
     const letters = await runCli([
