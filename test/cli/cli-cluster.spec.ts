@@ -2,7 +2,7 @@ import { Controller } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
 import { Cluster } from 'ioredis';
 import { type RedisStreamsServer, partitionStream } from 'nest-redis-streams';
-import { startMicroservice, unique, waitFor } from '../support/helpers.js';
+import { deadLetterFields, startMicroservice, unique, waitFor } from '../support/helpers.js';
 import { runCli } from './run-cli.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -137,5 +137,69 @@ describe('nest-redis-streams CLI on a Redis Cluster', () => {
     expect(ownership.partitions.map((p: { stream: string; owner: string }) => [p.stream, p.owner])).toEqual(
       [0, 1, 2].map((p) => [partitionStream(stream, p), member]),
     );
+  });
+
+  it('search merges the partitions of a stream across masters, and reads dead letters in their slot', async () => {
+    const stream = unique('cli-cl-search');
+    const partitions = [0, 1, 2, 3, 4, 5].map((p) => partitionStream(stream, p));
+    const masters = new Set(await Promise.all(partitions.map(masterOf)));
+    expect(masters.size).toBeGreaterThan(1);
+    const base = 1_800_000_000_000;
+    // Entry i goes to partition i % 6: the merged answer must come back in id order across nodes.
+    for (let i = 0; i < 30; i++)
+      await redis.xadd(partitions[i % 6], `${base + i}-0`, 'data', JSON.stringify({ n: i }), 'headers', '{"tenant":"t"}');
+    const found = await runCli([
+      'search',
+      stream,
+      '--partitions',
+      '6',
+      '--where',
+      'payload.n >= 20 && headers.tenant == "t"',
+      '--newest',
+      ...seeds,
+      '--json',
+    ]);
+    expect(found).toMatchObject({ code: 0, stderr: '' });
+    const answer = JSON.parse(found.stdout);
+    expect(answer.items.map((h: { id: string; stream: string }) => [h.id, h.stream])).toEqual(
+      Array.from({ length: 10 }, (_, k) => 29 - k).map((i) => [`${base + i}-0`, partitions[i % 6]]),
+    );
+    expect(answer).toMatchObject({ scanned: 30, exhausted: true });
+    // Each partition's PEL: XPENDING and the pipelined XRANGEs go to the node of that partition's slot.
+    for (const key of partitions) {
+      await redis.xgroup('CREATE', key, 'g', '0');
+      await redis.xreadgroup('GROUP', 'g', 'c1', 'COUNT', 2, 'STREAMS', key, '>');
+    }
+    const pel = await runCli([
+      'search',
+      stream,
+      '--partitions',
+      '6',
+      '--group',
+      'g',
+      '--where',
+      'payload.n >= 6',
+      ...seeds,
+      '--json',
+    ]);
+    expect(pel.code).toBe(0);
+    expect(
+      JSON.parse(pel.stdout).items.map((h: { id: string; pending: { consumer: string } }) => [h.id, h.pending.consumer]),
+    ).toEqual(Array.from({ length: 6 }, (_, k) => [`${base + 6 + k}-0`, 'c1']));
+    const meta = { stream: partitions[2], id: `${base + 2}-0`, group: 'g', reason: 'max-deliveries', error: 'boom' };
+    await redis.xadd(`${partitions[2]}:dlq`, '*', ...deadLetterFields(meta, ['data', '{"n":2}']));
+    const letters = await runCli([
+      'search',
+      stream,
+      '--partitions',
+      '6',
+      '--dead-letters',
+      '--where',
+      'payload.n == 2',
+      ...seeds,
+      '--json',
+    ]);
+    expect(letters.code).toBe(0);
+    expect(JSON.parse(letters.stdout).items.map((h: { key: string }) => h.key)).toEqual([`${partitions[2]}:dlq`]);
   });
 });

@@ -162,3 +162,18 @@ export async function startRecorder<T = unknown>(
   closers.push(() => started.app.close());
   return { ...started, seen };
 }
+
+/**
+ * The fields of a dead letter as the transport writes them (`dlq:*` metadata, then the original
+ * fields), for tests that arrange a dead-letter stream by hand.
+ */
+export function deadLetterFields(
+  meta: { stream: string; id: string; group: string; reason: string; error: string; deliveries?: number },
+  original: string[],
+): string[] {
+  return [
+    ...['dlq:reason', meta.reason, 'dlq:stream', meta.stream, 'dlq:id', meta.id, 'dlq:group', meta.group],
+    ...['dlq:consumer', 'c1', 'dlq:error', meta.error, 'dlq:error_class', 'Error'],
+    ...['dlq:deliveries', String(meta.deliveries ?? 1), 'dlq:time', String(Date.now()), ...original],
+  ];
+}

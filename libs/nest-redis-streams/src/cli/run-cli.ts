@@ -12,6 +12,7 @@ import { ownershipCommand } from './commands/ownership.command.js';
 import { pendingCommand } from './commands/pending.command.js';
 import { reconcileCommand } from './commands/reconcile.command.js';
 import { scheduledCommand } from './commands/scheduled.command.js';
+import { searchCommand } from './commands/search.command.js';
 import { setidCommand } from './commands/setid.command.js';
 import { statusCommand } from './commands/status.command.js';
 import { trimCommand } from './commands/trim.command.js';
@@ -23,6 +24,7 @@ export const COMMANDS: Command[] = [
   pendingCommand,
   dlqCommand,
   scheduledCommand,
+  searchCommand,
   setidCommand,
   consumersCommand,
   ownershipCommand,

@@ -145,6 +145,43 @@ export class ConsoleApiController {
     });
   }
 
+  /**
+   * Entries of a stream, a group's PEL (`group`) or the dead letters (`deadLetters=true`) that
+   * match `where`, within the window and budget asked for (bounded by the search's maximums). The
+   * condition is matched against the redacted fields, so it cannot find what the page would hide.
+   */
+  @Get('search')
+  search(@Query() q: Input, @RequestSignal() signal: AbortSignal) {
+    return answer(async () => {
+      const stream = name(q, 'stream');
+      const text = (key: string) => (typeof q?.[key] === 'string' && q[key] !== '' ? (q[key] as string) : undefined);
+      return this.ops.search(stream, {
+        where: text('where'),
+        group: optionalName(q, 'group'),
+        deadLetters: optionalFlag(q, 'deadLetters'),
+        partitions: optionalPartitions(q),
+        since: text('since'),
+        until: text('until'),
+        newest: optionalFlag(q, 'newest') || undefined,
+        limit: text('limit'),
+        budgetEntries: text('budgetEntries'),
+        budgetMs: text('budgetMs'),
+        cursor: text('cursor'),
+        redact: this.options.redact,
+        signal,
+      });
+    }, signal);
+  }
+
+  /** One dead letter by its id in the dead-letter stream, redacted like the list. */
+  @Get('dead-letter')
+  deadLetter(@Query() q: Input) {
+    return answer(async () => {
+      const letter = await this.ops.deadLetter(name(q, 'stream'), id(q));
+      return { letter: letter && this.redactLetter(letter) };
+    });
+  }
+
   @Get('consumers')
   consumers(@Query() q: Input) {
     return answer(() => this.ops.consumers(name(q, 'stream'), name(q, 'group')));

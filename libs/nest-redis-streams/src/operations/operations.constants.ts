@@ -23,3 +23,18 @@ export const OPERATIONS_DEFAULTS = {
   /** Streams found by SCAN: how many keys one SCAN call looks at. */
   scanCount: 1_000,
 };
+
+/** Bounds of one search request (entries looked at, time, matches returned); see docs/search.md. */
+export const SEARCH_DEFAULTS = {
+  /** Matches returned by one request unless it asks for fewer or more. */
+  limit: 50,
+  maxLimit: 1_000,
+  /** Entries one request looks at unless it asks otherwise. */
+  budgetEntries: 10_000,
+  maxBudgetEntries: 1_000_000,
+  /** Milliseconds one request may run unless it asks otherwise. */
+  budgetMs: 2_000,
+  maxBudgetMs: 30_000,
+  /** Entries one Redis read returns (XRANGE/XREVRANGE/XPENDING COUNT). */
+  pageSize: 500,
+};

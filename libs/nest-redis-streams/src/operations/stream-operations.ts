@@ -20,6 +20,8 @@ import { type Page, type PendingEntry, type StreamEntry, readEntry, readEntryPag
 import { ackEntry, claimEntry, parkEntry } from './entry-actions.js';
 import { type CursorPreview, type CursorTarget, previewGroupCursor, setGroupCursor } from './group-cursor.js';
 import { OperationError } from './errors/operation.error.js';
+import type { SearchResult } from './search.js';
+import { type SearchRequest, searchStreams } from './search-request.js';
 import { OPERATIONS_DEFAULTS } from './operations.constants.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import { type StreamOverview, type StreamSetting, readOverview } from './overview.js';
@@ -117,6 +119,16 @@ export class StreamOperations {
 
   entry(stream: string, id: string, group?: string): Promise<StreamEntry | null> {
     return this.read(stream, () => readEntry(this.redis, stream, id, group));
+  }
+
+  /**
+   * The entries of a stream, of a group's PEL (`group`) or of the dead-letter stream (`deadLetters`)
+   * that match a condition, newest or oldest first, within a time window and a scan budget; the
+   * answer says how far it got and hands back a cursor to go on (docs/search.md). A read: allowed
+   * on read-only streams too.
+   */
+  search(stream: string, request: SearchRequest = {}): Promise<SearchResult> {
+    return searchStreams(this.redis, (key) => this.served(key), stream, request);
   }
 
   consumers(stream: string, group: string): Promise<ConsumerInfo[]> {

@@ -1,6 +1,7 @@
 import { canWrite, get, loadSession, post } from './api.js';
 import { h, ident, route, table, when } from './dom.js';
-import { payload } from './group-view.js';
+import { payload } from './payload.js';
+import { searchPanel } from './search-panel.js';
 import { act } from './notice.js';
 
 interface Letter {
@@ -174,5 +175,6 @@ export async function deadLettersView(params: URLSearchParams, rerender: () => P
           )
         : '',
     ),
+    searchPanel(stream, { deadLetters: true }),
   );
 }

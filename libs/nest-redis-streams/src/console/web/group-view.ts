@@ -1,11 +1,12 @@
 import { canWrite, get, loadSession, post } from './api.js';
 import { type Series, chart } from './charts.js';
-import { duration, h, ident, jsonTree, table, when } from './dom.js';
+import { duration, h, ident, table, when } from './dom.js';
+import { type Pairs, payload } from './payload.js';
+import { searchPanel } from './search-panel.js';
 import { type Stream, badges } from './overview-view.js';
 import { act, notify } from './notice.js';
 import { ownershipCard } from './ownership-card.js';
 
-type Pairs = Array<[string, string]>;
 interface Pending {
   id: string;
   time: number;
@@ -90,17 +91,6 @@ interface Preview {
   activeConsumers: string[];
   lastId: string;
   pastEnd: boolean;
-}
-
-/** The payload: each field, values that are JSON as a tree. */
-export function payload(fields: Pairs | null): HTMLElement {
-  if (fields === null) return h('span', { class: 'loss' }, 'payload gone (trimmed)');
-  return h(
-    'details',
-    {},
-    h('summary', {}, `${fields.length} fields`),
-    ...fields.map(([n, v]) => h('div', {}, h('span', { class: 'key' }, n), jsonTree(v))),
-  );
 }
 
 const toMs = (local: string) => (local ? String(new Date(local).getTime()) : undefined);
@@ -227,6 +217,7 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
       table(['consumer', 'pending', 'idle', 'state', 'holds', ''], consumerRows, [1, 2]),
     ),
     ownership,
+    searchPanel(stream, { group }),
     h(
       'section',
       { class: 'card' },

@@ -133,6 +133,7 @@ export async function overviewView(): Promise<HTMLElement> {
           s.stream,
           h('small', {}, `${s.length} entries · retention ${retention(s.retention)}${s.readOnly ? ' · read-only' : ''}`),
           h('a', { class: 'link', 'data-test': 'scheduled-link', href: route('scheduled', { stream: s.stream }) }, 'scheduled'),
+          h('a', { class: 'link', href: route('search', { stream: s.stream }), 'data-test': 'stream-search-link' }, 'search'),
         ),
         table(
           ['group', 'pending', 'oldest idle', 'lag', 'dead letters', 'consumers', 'owner', 'last hour', ''],
