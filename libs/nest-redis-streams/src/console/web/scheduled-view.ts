@@ -1,6 +1,6 @@
 import { canWrite, get, loadSession, post } from './api.js';
 import { duration, h, ident, table, when } from './dom.js';
-import { payload } from './group-view.js';
+import { payload } from './payload.js';
 import { act } from './notice.js';
 
 interface Scheduled {
