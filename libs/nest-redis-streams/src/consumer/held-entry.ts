@@ -40,6 +40,12 @@ export class HeldEntry implements EntryControl {
    */
   epoch = 0;
   /**
+   * The claim epoch its read was stamped with ('' unknown: its ack checks the owner). While Redis
+   * still holds it, nobody can have claimed the entry, and the ack is a plain XACK (see
+   * redis/lua/claim-epoch.ts). Only reads of new entries are stamped.
+   */
+  readUnder = '';
+  /**
    * This consumer's own dead-letter write (XADD + XACK) is in flight or done: the entry leaves
    * the PEL by our hand, so a lease renewal that finds it gone must not report it lost.
    */

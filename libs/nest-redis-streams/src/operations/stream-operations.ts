@@ -187,7 +187,7 @@ export class StreamOperations {
 
   claim(actor: string, stream: string, group: string, id: string, consumer: string) {
     return this.audited(actor, 'claim', stream, group, id, { consumer }, () =>
-      claimEntry(this.redis, stream, group, id, consumer),
+      claimEntry(this.scripted, stream, group, id, consumer),
     );
   }
 
@@ -235,7 +235,7 @@ export class StreamOperations {
 
   handOver(actor: string, stream: string, group: string, from: string, to: string) {
     return this.audited(actor, 'consumer.hand-over', stream, group, from, { to }, () =>
-      handOver(this.redis, stream, group, from, to),
+      handOver(this.scripted, stream, group, from, to),
     );
   }
 
