@@ -285,7 +285,7 @@ describe('AckBatcher and the claim epoch', () => {
     expect(redis.readUnder).toEqual(['', 'e1']);
   });
 
-  it("counts what Redis says it acked, not the ids it was sent", async () => {
+  it('counts what Redis says it acked, not the ids it was sent', async () => {
     const { batcher, redis, acked } = setup();
     redis.own('1-0');
     batcher.add('1-0', 'e1');

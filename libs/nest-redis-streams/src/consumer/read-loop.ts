@@ -226,8 +226,7 @@ export class ReadLoop implements EpochListener {
   }
 
   /** An entry read for the first time (its delivery was counted by the read). */
-  private readonly acceptRead = (row: StreamEntryReply): void =>
-    this.sink.take(row[0], row[1], 1, false, this.readUnder);
+  private readonly acceptRead = (row: StreamEntryReply): void => this.sink.take(row[0], row[1], 1, false, this.readUnder);
 
   /**
    * Waits for a grant or renewal (or a stop). The loop is idle on purpose, so it counts as alive:

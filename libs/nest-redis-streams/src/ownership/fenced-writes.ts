@@ -76,7 +76,17 @@ export async function ackUnderEpoch(
   } else {
     const fenced = fenceArgs(fence);
     if (fenced === null) return { epoch: '', acked: 0, notAcked: [...new Set(ids)] };
-    reply = await redis.nrsAckUnderEpochFenced(stream, claimEpochKey, ...fenced, group, consumer, smallest, largest, readUnder, ...ids);
+    reply = await redis.nrsAckUnderEpochFenced(
+      stream,
+      claimEpochKey,
+      ...fenced,
+      group,
+      consumer,
+      smallest,
+      largest,
+      readUnder,
+      ...ids,
+    );
   }
   if (reply === null) return FENCED;
   const [epoch, acked, ...notAcked] = reply;

@@ -13,9 +13,10 @@ import type { LeasedEntry, RecoveryTarget } from './recovery-target.interface.js
 
 type ClaimReply = XAutoClaimJustIdReply | null | Error;
 
-class FakeRedis
-  implements Pick<ScriptedRedis, 'nrsAutoClaimCounted' | 'nrsFencedAutoClaim' | 'nrsAuditTrimLoss' | 'nrsRepairEntriesRead'>
-{
+class FakeRedis implements Pick<
+  ScriptedRedis,
+  'nrsAutoClaimCounted' | 'nrsFencedAutoClaim' | 'nrsAuditTrimLoss' | 'nrsRepairEntriesRead'
+> {
   readonly sent: Array<{ command: string; args: unknown[] }> = [];
   /** Answers of the claim calls (plain or fenced) in order; past the end, an empty last page. */
   readonly claims: ClaimReply[] = [];
@@ -294,7 +295,19 @@ describe('Reclaimer', () => {
       expect(redis.commands()).not.toContain('xautoclaim');
       expect(redis.sent[0]).toEqual({
         command: 'nrsFencedAutoClaim',
-        args: ['orders', '{orders}:nrs-claims:billing', '{orders}:nrs-owner:billing', 'c1#start', '3', 'billing', 'c1', 30_000, '0-0', 10, '1'],
+        args: [
+          'orders',
+          '{orders}:nrs-claims:billing',
+          '{orders}:nrs-owner:billing',
+          'c1#start',
+          '3',
+          'billing',
+          'c1',
+          30_000,
+          '0-0',
+          10,
+          '1',
+        ],
       });
     });
 

@@ -117,17 +117,6 @@ export interface FencedStreamScripts {
     retryCount: number,
     ...ids: string[]
   ): Promise<[lost: string[], trimmed: string[]] | null>;
-  nrsAckIfOwnedFenced(
-    stream: string,
-    ownerKey: string,
-    member: string,
-    generation: string,
-    group: string,
-    consumer: string,
-    smallest: string,
-    largest: string,
-    ...ids: string[]
-  ): Promise<string[] | null>;
   nrsAckUnderEpochFenced(
     stream: string,
     claimEpoch: string,
@@ -213,7 +202,6 @@ const SCRIPTS: Record<keyof (StreamScripts & FencedStreamScripts & OwnershipScri
   nrsReadOwnPending: new LeanScript(READ_OWN_PENDING, 1),
   nrsDeleteConsumerIfIdle: new LeanScript(DELETE_CONSUMER_IF_IDLE, 1),
   nrsClaimIfOwnedFenced: new LeanScript(fenced(CLAIM_IF_OWNED, 'false'), 2),
-  nrsAckIfOwnedFenced: new LeanScript(fenced(ACK_IF_OWNED, 'false'), 2),
   nrsAckUnderEpochFenced: new LeanScript(fenced(ACK_UNDER_EPOCH, 'false'), 3),
   nrsDeadLetterIfOwnedFenced: new LeanScript(fenced(DEAD_LETTER_IF_OWNED, '0'), 3),
   nrsReplyFenced: new LeanScript(fenced("return redis.call('XADD', KEYS[1], unpack(ARGV))", 'false'), 2),
