@@ -109,9 +109,12 @@ describe('acks under the claim epoch', () => {
     expect(rows.map(([rowId, consumer]) => [rowId, consumer])).toEqual([[id, 'new-owner']]);
   });
 
-  it('does not see a raw XCLAIM from outside the library: that is what the plain path gives up', async () => {
+  it.each([
+    { checkEveryAck: false, after: 'acked by the old owner: what the plain path gives up' },
+    { checkEveryAck: true, after: 'still the new owner’s' },
+  ])('a raw XCLAIM from outside the library, checkEveryAck $checkEveryAck: $after', async ({ checkEveryAck }) => {
     // The documented limit (docs/RELIABILITY.md, "Cheap acks"): claims must go through the library
-    // (reclaimer, console, CLI) or raise the epoch themselves. This shows the plain path was taken.
+    // (reclaimer, console, CLI) or raise the epoch themselves; checkEveryAck is the way out.
     const stream = unique('epoch-raw');
     let release!: () => void;
     const running = new Promise<void>((resolve) => (release = resolve));
@@ -124,15 +127,23 @@ describe('acks under the claim epoch', () => {
         if (started > 2) await running;
       }
     }
-    const { app, server } = await startMicroservice([Slow], { consumer: 'old-owner', ...quiet });
+    const { app, server } = await startMicroservice([Slow], { consumer: 'old-owner', checkEveryAck, ...quiet });
     closers.push(() => app.close());
     const acks = ackCounter(server);
+    const lost: string[] = [];
+    server.events.on('lease-lost', ({ id }) => lost.push(id));
     await warmUp(redis, stream, acks);
     const id = (await redis.xadd(stream, '*', 'data', '{"n":1}'))!;
     await waitFor(() => started === 3, 'the handler to start');
     await redis.xclaim(stream, 'nest', 'new-owner', 0, id);
     release();
-    await acks.until(3);
-    expect(await redis.xpending(stream, 'nest', '-', '+', 10)).toEqual([]);
+    const rows = async () => ((await redis.xpending(stream, 'nest', '-', '+', 10)) as Row[]).map(([rowId, c]) => [rowId, c]);
+    if (checkEveryAck) {
+      await waitFor(() => lost.length > 0, 'the old owner to try its ack');
+      expect(await rows()).toEqual([[id, 'new-owner']]);
+    } else {
+      await acks.until(3);
+      expect(await rows()).toEqual([]);
+    }
   });
 });

@@ -17,6 +17,8 @@ export const SERVER_DEFAULTS = {
   blockMs: 2_000,
   shutdownTimeoutMs: 10_000,
   leaseRenewal: true,
+  // Owner checks only where a claim can have happened since the read (docs/RELIABILITY.md, "Cheap acks").
+  checkEveryAck: false,
   reclaimIntervalMs: 5_000,
   reclaimCount: 100,
   retryBackoffMs: 1_000,

@@ -131,7 +131,7 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
 
   /** The claim epoch a read sent now is stamped with (see AckBatcher.claimEpoch). */
   get claimEpoch(): string {
-    return this.acks.claimEpoch;
+    return this.rt.checkEveryAck ? '' : this.acks.claimEpoch;
   }
 
   take(id: string, fields: string[] | null, deliveries: number, countOnStart: boolean, readUnder = ''): void {
