@@ -33,7 +33,9 @@ end
  * ARGV[1] group, ARGV[2] consumer, ARGV[3] smallest id, ARGV[4] largest id,
  * ARGV[5] the epoch every id was read under ('' when unknown or mixed), ARGV[6..] ids
  * Returns { epoch now ('' while the group has CLAIM reads), ids acked (count), ids not acked... }.
- * The caller stamps reads it sends after this answer with the epoch.
+ * The caller stamps reads it sends after this answer with the epoch. On the plain path an id that
+ * is not pending at all (an operator acked it, its consumer was deleted) is not listed as not
+ * acked: nobody owns it, so acking it changes nothing; the count is XACK's own.
  */
 export const ACK_UNDER_EPOCH = `
 local readUnder = table.remove(ARGV, 5)
