@@ -38,7 +38,7 @@ class FakeAckScript {
     this.waiting.shift()?.();
   }
 
-  async nrsAckIfOwned(
+  private async ackOwned(
     stream: string,
     group: string,
     consumer: string,
@@ -69,7 +69,7 @@ class FakeAckScript {
     ...ids: string[]
   ): Promise<[string, number, ...string[]]> {
     this.readUnder.push(readUnder);
-    const notOwned = await this.nrsAckIfOwned(stream, group, consumer, smallest, largest, ...ids);
+    const notOwned = await this.ackOwned(stream, group, consumer, smallest, largest, ...ids);
     return [this.epoch, new Set(ids).size - notOwned.length, ...notOwned];
   }
 }

@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
 import { CLAIM_IF_OWNED } from './lua/claim-if-owned.js';
-import { ACK_IF_OWNED } from './lua/ack-if-owned.js';
 import { ACK_UNDER_EPOCH, AUTOCLAIM_COUNTED, CLAIM_COUNTED } from './lua/claim-epoch.js';
 import { DEAD_LETTER_IF_OWNED } from './lua/dead-letter-if-owned.js';
 import { CLAIMED_ENTRIES } from './lua/claimed-entries.js';
@@ -41,14 +40,6 @@ export interface StreamScripts {
     after: string,
     count: number,
   ): Promise<Array<[id: string, deliveries: number, fields: string[] | null]>>;
-  nrsAckIfOwned(
-    stream: string,
-    group: string,
-    consumer: string,
-    smallest: string,
-    largest: string,
-    ...ids: string[]
-  ): Promise<string[]>;
   /** The ack of the consumer (see lua/claim-epoch.ts): `readUnder` '' when unknown or mixed. */
   nrsAckUnderEpoch(
     stream: string,
@@ -190,7 +181,6 @@ export type ScriptedRedis = Redis & StreamScripts & FencedStreamScripts & Owners
 /** Each script once per process (its SHA1 is computed here), with its number of keys. */
 const SCRIPTS: Record<keyof (StreamScripts & FencedStreamScripts & OwnershipScripts), LeanScript<unknown>> = {
   nrsClaimIfOwned: new LeanScript(CLAIM_IF_OWNED, 1),
-  nrsAckIfOwned: new LeanScript(ACK_IF_OWNED, 1),
   nrsAckUnderEpoch: new LeanScript(ACK_UNDER_EPOCH, 2),
   nrsAutoClaimCounted: new LeanScript(AUTOCLAIM_COUNTED, 2),
   nrsClaimCounted: new LeanScript(CLAIM_COUNTED, 2),

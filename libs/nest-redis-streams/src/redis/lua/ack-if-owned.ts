@@ -1,6 +1,8 @@
 /**
- * The owner check of an ack, as a Lua fragment: acks the ids of ARGV[5..] this consumer still
- * owns and leaves the others in the table `lost`. XACK takes no consumer name, so an old owner
+ * The owner check of an ack, as a Lua fragment of the ack script (claim-epoch.ts): KEYS[1] stream;
+ * ARGV[1] group, ARGV[2] consumer, ARGV[3] smallest id, ARGV[4] largest id, ARGV[5..] ids. Acks
+ * the ids this consumer still owns (their count in `#owned`) and leaves the others, owned by
+ * someone else or no longer pending, in the table `lost`. XACK takes no consumer name, so an old owner
  * would otherwise ack an entry another consumer reclaimed (and is still running).
  *
  * Ownership comes from one consumer-filtered XPENDING range over [smallest, largest], walked in
@@ -26,12 +28,3 @@ end
 local lost = {}
 for id in pairs(want) do lost[#lost + 1] = id end
 `;
-
-/**
- * Acks entries only while this consumer owns them (see CHECKED_ACK).
- *
- * KEYS[1] stream
- * ARGV[1] group, ARGV[2] consumer, ARGV[3] smallest id, ARGV[4] largest id, ARGV[5..] ids
- * Returns the ids not acked: owned by someone else, or no longer pending.
- */
-export const ACK_IF_OWNED = `${CHECKED_ACK}return lost`;
