@@ -101,6 +101,21 @@ describe('claim epoch scripts against Redis', () => {
     expect(await ack(stream, key, now, [later])).toEqual([now, 1]);
   });
 
+  it('raises the epoch when the group is created (again) or its cursor moved, not when it already exists', async () => {
+    // Created again after a deletion, or moved back, the group's next reads hand entries an old
+    // owner may still run to their reader: no claim, but a change of owner all the same.
+    const { stream, key } = await pendingStream(1);
+    const epoch = await learnEpoch(stream, key);
+    await expect(redis.nrsCreateGroup(stream, key, GROUP, '0')).rejects.toThrow(/^BUSYGROUP/);
+    expect(await redis.hget(key, 'n')).toBe(epoch);
+    await redis.xgroup('DESTROY', stream, GROUP);
+    expect(await redis.nrsCreateGroup(stream, key, GROUP, '0')).toBe('OK');
+    const created = await redis.hget(key, 'n');
+    expect(created).not.toBe(epoch);
+    expect(await redis.nrsSetIdCounted(stream, key, GROUP, '0')).toBe('OK');
+    expect(await redis.hget(key, 'n')).not.toBe(created);
+  });
+
   it('leaves the epoch alone when a claim takes nothing (an idle reclaim round)', async () => {
     const { stream, key, ids } = await pendingStream(1);
     const epoch = await learnEpoch(stream, key);

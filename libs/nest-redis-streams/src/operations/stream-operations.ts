@@ -219,7 +219,7 @@ export class StreamOperations {
 
   setCursor(actor: string, stream: string, group: string, target: CursorTarget, force = false): Promise<CursorPreview> {
     return this.audited(actor, 'setid', stream, group, '', { ...target, force }, () =>
-      setGroupCursor(this.redis, stream, group, target, {
+      setGroupCursor(this.scripted, stream, group, target, {
         limit: this.o.scanLimit,
         activeConsumerMs: this.o.activeConsumerMs,
         force,

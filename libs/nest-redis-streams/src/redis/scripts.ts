@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { CLAIM_IF_OWNED } from './lua/claim-if-owned.js';
-import { ACK_UNDER_EPOCH, AUTOCLAIM_COUNTED, CLAIM_COUNTED } from './lua/claim-epoch.js';
+import { ACK_UNDER_EPOCH, AUTOCLAIM_COUNTED, CLAIM_COUNTED, SETID_COUNTED } from './lua/claim-epoch.js';
 import { DEAD_LETTER_IF_OWNED } from './lua/dead-letter-if-owned.js';
 import { CLAIMED_ENTRIES } from './lua/claimed-entries.js';
 import { AUDIT_TRIM_LOSS } from './lua/audit-trim-loss.js';
@@ -75,7 +75,9 @@ export interface StreamScripts {
   ): Promise<string | null>;
   nrsDeleteConsumerIfIdle(stream: string, group: string, consumer: string): Promise<number>;
   /** `entriesRead` '0' leaves ENTRIESREAD out (Redis < 7.0); without it, it is tried and dropped if refused. */
-  nrsCreateGroup(stream: string, group: string, startId: string, entriesRead?: '1' | '0'): Promise<'OK'>;
+  nrsCreateGroup(stream: string, claimEpoch: string, group: string, startId: string, entriesRead?: '1' | '0'): Promise<'OK'>;
+  /** XGROUP SETID raising the claim epoch: a `>` read after a move back hands pending entries to its reader. */
+  nrsSetIdCounted(stream: string, claimEpoch: string, group: string, id: string): Promise<'OK'>;
   /** Sets a caught-up group's stale entries-read right (see lua/repair-entries-read.ts); how far it was off. */
   nrsRepairEntriesRead(stream: string, group: string): Promise<number>;
   nrsAuditTrimLoss(
@@ -186,7 +188,8 @@ const SCRIPTS: Record<keyof (StreamScripts & FencedStreamScripts & OwnershipScri
   nrsClaimCounted: new LeanScript(CLAIM_COUNTED, 2),
   nrsDeadLetterIfOwned: new LeanScript(DEAD_LETTER_IF_OWNED, 2),
   nrsAuditTrimLoss: new LeanScript(AUDIT_TRIM_LOSS, 4),
-  nrsCreateGroup: new LeanScript(CREATE_GROUP, 1),
+  nrsCreateGroup: new LeanScript(CREATE_GROUP, 2),
+  nrsSetIdCounted: new LeanScript(SETID_COUNTED, 2),
   nrsRepairEntriesRead: new LeanScript(REPAIR_ENTRIES_READ, 1),
   nrsClaimedEntries: new LeanScript(CLAIMED_ENTRIES, 1),
   nrsReadOwnPending: new LeanScript(READ_OWN_PENDING, 1),

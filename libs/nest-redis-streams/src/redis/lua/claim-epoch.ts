@@ -80,3 +80,13 @@ args[#args + 1] = 'JUSTID'
 local claimed = redis.call(unpack(args))
 if #claimed > 0 then bumpClaimEpoch(KEYS[2]) end
 return claimed`;
+
+/**
+ * XGROUP SETID that raises the claim epoch: moved back, the group's next `>` reads deliver entries
+ * again, and one still pending with a consumer changes owner to the reader without any claim.
+ * KEYS[1] stream, KEYS[2] claim epoch hash; ARGV group, id → OK.
+ */
+export const SETID_COUNTED = `${BUMP_CLAIM_EPOCH}
+local reply = redis.call('XGROUP', 'SETID', KEYS[1], ARGV[1], ARGV[2])
+bumpClaimEpoch(KEYS[2])
+return reply`;
