@@ -14,6 +14,8 @@ import {
   partitionOf,
   partitionStream,
 } from 'nest-redis-streams';
+import { claimEpochKey } from '../../libs/nest-redis-streams/src/keys/index.js';
+import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
 import { startMicroservice, unique, waitFor } from '../support/helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -224,6 +226,22 @@ describe('Redis Cluster', () => {
     await store.complete('evt-1', 60_000);
     expect(await store.begin('evt-1', 1_000)).toBe('done');
   }, 30_000);
+
+  it("keeps the claim epoch in its stream's slot: the cheap ack and a counted claim run as one-node scripts", async () => {
+    const scripted = withStreamScripts(redis as unknown as Redis);
+    for (const stream of [unique('cl-epoch'), `${unique('cl-epoch')}:{tagged}`]) {
+      const key = claimEpochKey(stream, 'g');
+      expect(await masterOf(key)).toBe(await masterOf(stream));
+      await redis.xgroup('CREATE', stream, 'g', '0', 'MKSTREAM');
+      const ids = [(await redis.xadd(stream, '*', 'n', '1'))!, (await redis.xadd(stream, '*', 'n', '2'))!];
+      await redis.xreadgroup('GROUP', 'g', 'me', 'STREAMS', stream, '>');
+      const [epoch, acked] = await scripted.nrsAckUnderEpoch(stream, key, 'g', 'me', ids[0], ids[0], '', ids[0]);
+      expect(Number(acked)).toBe(1);
+      await scripted.nrsClaimCounted(stream, key, 'g', 'other', ids[1]);
+      const [, none, ...notAcked] = await scripted.nrsAckUnderEpoch(stream, key, 'g', 'me', ids[1], ids[1], epoch, ids[1]);
+      expect([Number(none), notAcked]).toEqual([0, [ids[1]]]);
+    }
+  });
 
   it("dead-letters a poison entry of a partition into that partition's dead-letter stream, on its slot", async () => {
     const stream = unique('cl-part-dlq');

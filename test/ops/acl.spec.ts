@@ -299,7 +299,7 @@ describe('least privilege: the README ACL users', () => {
     }).catch((err: unknown) => err);
     expect((failure as Error).message).toMatch(/needs EXISTS, XINFO STREAM, XGROUP CREATE/);
     expect((failure as Error).message).toContain(
-      'Grant them with `ACL SETUSER nrs-lacking +exists +xinfo|stream +xgroup|create`',
+      'Grant them with `ACL SETUSER nrs-lacking +exists +xinfo|stream +xgroup|create +hexists +hincrby +hset +time`',
     );
     expect((failure as Error).message).not.toContain('lacking-secret');
   });

@@ -10,7 +10,9 @@ type Row = [id: string, consumer: string, idle: number, deliveries: number];
  * acking an entry that another consumer reclaimed while the old owner's handler still ran. With
  * lease renewal on, the renewal notices the theft first and the script's check never runs, so
  * these tests turn renewal off. The script alone is tested in test/redis/scripts.spec.ts
- * ("does not ack an entry another consumer reclaimed").
+ * ("does not ack an entry another consumer reclaimed"). The entry here is the consumer's first, read
+ * before any ack told it the group's claim epoch, so its ack checks the owner even against this raw
+ * XCLAIM; once the epoch is known, claims must raise it (test/recovery/claim-epoch-ack.spec.ts).
  */
 describe('ack ownership without lease renewal', () => {
   const { redis, closers } = testContext();

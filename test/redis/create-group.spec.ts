@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { claimEpochKey } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
 import { pairsToObject } from '../../libs/nest-redis-streams/src/redis/replies.js';
 import { probeRedisFeatures } from '../../libs/nest-redis-streams/src/redis/redis-features.js';
@@ -25,20 +26,20 @@ describe('group creation and the Redis feature probe (real redis-server)', () =>
   it('sets entries-read from the stream on Redis 7: exact lag from the start for "$" and "0"', async () => {
     const stream = unique('cg');
     await addEntries(stream, 5);
-    expect(await redis.nrsCreateGroup(stream, 'from-now', '$')).toBe('OK');
-    expect(await redis.nrsCreateGroup(stream, 'from-start', '0')).toBe('OK');
+    expect(await redis.nrsCreateGroup(stream, claimEpochKey(stream, 'g'), 'from-now', '$')).toBe('OK');
+    expect(await redis.nrsCreateGroup(stream, claimEpochKey(stream, 'g'), 'from-start', '0')).toBe('OK');
     expect(await groupInfo(stream, 'from-now')).toMatchObject({ 'entries-read': 5, lag: 0 });
     expect(await groupInfo(stream, 'from-start')).toMatchObject({ 'entries-read': 0, lag: 5 });
     // MKSTREAM: a group on a stream that does not exist yet.
     const fresh = unique('cg-fresh');
-    expect(await redis.nrsCreateGroup(fresh, 'g', '$')).toBe('OK');
+    expect(await redis.nrsCreateGroup(fresh, claimEpochKey(fresh, 'g'), 'g', '$')).toBe('OK');
     expect(await groupInfo(fresh, 'g')).toMatchObject({ 'entries-read': 0, lag: 0 });
   });
 
   it('leaves ENTRIESREAD out when told the server lacks it, and creates the group all the same', async () => {
     const stream = unique('cg-plain');
     await addEntries(stream, 3);
-    expect(await redis.nrsCreateGroup(stream, 'g', '$', '0')).toBe('OK');
+    expect(await redis.nrsCreateGroup(stream, claimEpochKey(stream, 'g'), 'g', '$', '0')).toBe('OK');
     expect(await groupInfo(stream, 'g')).toMatchObject({
       'entries-read': null,
       'last-delivered-id': (await redis.xrevrange(stream, '+', '-', 'COUNT', 1))[0][0],
@@ -47,11 +48,11 @@ describe('group creation and the Redis feature probe (real redis-server)', () =>
 
   it('returns BUSYGROUP and WRONGTYPE as errors, without falling back', async () => {
     const stream = unique('cg-busy');
-    await redis.nrsCreateGroup(stream, 'g', '$');
-    await expect(redis.nrsCreateGroup(stream, 'g', '$')).rejects.toThrow(/^BUSYGROUP/);
+    await redis.nrsCreateGroup(stream, claimEpochKey(stream, 'g'), 'g', '$');
+    await expect(redis.nrsCreateGroup(stream, claimEpochKey(stream, 'g'), 'g', '$')).rejects.toThrow(/^BUSYGROUP/);
     const notStream = unique('cg-string');
     await redis.set(notStream, 'x');
-    await expect(redis.nrsCreateGroup(notStream, 'g', '$')).rejects.toThrow(/^WRONGTYPE/);
+    await expect(redis.nrsCreateGroup(notStream, claimEpochKey(notStream, 'g'), 'g', '$')).rejects.toThrow(/^WRONGTYPE/);
   });
 
   it('probes this Redis 7 as supported, with the 7.0 stream counters', async () => {

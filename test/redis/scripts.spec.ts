@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { type ScriptedRedis, withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
-import { compareEntryIds } from '../../libs/nest-redis-streams/src/keys/index.js';
+import { claimEpochKey, compareEntryIds } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { trimAuditFieldArgs } from '../../libs/nest-redis-streams/src/recovery/trim-audit.js';
 import { probeTrimGap } from '../../libs/nest-redis-streams/src/redis/redis-features.js';
 import { fieldsToObject, redisUrl, unique } from '../support/helpers.js';
@@ -109,11 +109,22 @@ describe('Lua scripts against Redis', () => {
     });
   });
 
-  describe('ack-if-owned', () => {
-    // The caller (the ack batcher) passes the smallest and largest id of the batch.
-    const ack = (stream: string, ids: string[]) => {
+  describe('ack with the owner checked (no claim epoch read under: see claim-epoch.spec.ts for the plain path)', () => {
+    // The caller (the ack batcher) passes the smallest and largest id of the batch; resolves with the ids not acked.
+    const ack = async (stream: string, ids: string[]) => {
       const sorted = [...ids].sort(compareEntryIds);
-      return redis.nrsAckIfOwned(stream, GROUP, 'me', sorted[0], sorted[sorted.length - 1], ...ids);
+      const [smallest, largest] = [sorted[0], sorted[sorted.length - 1]];
+      const [, , ...notAcked] = await redis.nrsAckUnderEpoch(
+        stream,
+        claimEpochKey(stream, GROUP),
+        GROUP,
+        'me',
+        smallest,
+        largest,
+        '',
+        ...ids,
+      );
+      return notAcked;
     };
 
     it('acks owned entries', async () => {

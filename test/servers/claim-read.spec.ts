@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
+import { claimEpochKey } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { readWithClaim } from '../../libs/nest-redis-streams/src/recovery/claim-read.js';
+import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
 import { redisClient, testContext, unique, waitFor } from '../support/helpers.js';
 import { capabilitiesOf } from './capabilities-of.js';
 
@@ -46,6 +48,23 @@ describe('XREADGROUP CLAIM reads (readWithClaim)', () => {
     const counts = await deliveriesOf(stream);
     for (const entry of result.claimed) expect(entry.deliveries).toBe(counts[entry.id]);
     expect(counts[result.fresh[0][0]]).toBe(1);
+  });
+
+  it("marks the group's claim epoch first, so an old owner's ack of what the read took over is checked", async () => {
+    const stream = await deadConsumerStream(1, 0, 50);
+    const scripted = withStreamScripts(redisClient());
+    closers.push(() => scripted.quit());
+    const key = claimEpochKey(stream, 'g');
+    const [[id]] = (await redis.xpending(stream, 'g', '-', '+', 1)) as Array<[string]>;
+    // The old owner knows the epoch from an earlier ack (of an id not pending: nothing acked).
+    const [epoch] = await scripted.nrsAckUnderEpoch(stream, key, 'g', 'dead', '0-1', '0-1', '', '0-1');
+    if (!has().claim) return refusedHere(stream);
+    const result = await readWithClaim(redis, { stream, group: 'g', consumer: 'c2' }, 10, null, 50, () => false);
+    expect(result.claimed.map((c) => c.id)).toEqual([id]);
+    expect(await redis.hget(key, 'claim-reads')).toBe('1');
+    // The read could not raise the epoch; the mark keeps the old owner off the plain XACK.
+    const [now, acked, ...notAcked] = await scripted.nrsAckUnderEpoch(stream, key, 'g', 'dead', id, id, epoch, id);
+    expect([now, Number(acked), notAcked]).toEqual(['', 0, [id]]);
   });
 
   it("never hands this process's own in-flight entries back as new work", async () => {

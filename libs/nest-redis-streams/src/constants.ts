@@ -19,6 +19,8 @@ export const SERVER_DEFAULTS = {
   leaseRenewal: true,
   // Semantically identical to Nest's pipeline where used (docs/performance.md, "Direct handlers").
   directHandlers: true,
+  // Owner checks only where a claim can have happened since the read (docs/RELIABILITY.md, "Cheap acks").
+  checkEveryAck: false,
   reclaimIntervalMs: 5_000,
   reclaimCount: 100,
   scheduleCheckMs: 1_000,

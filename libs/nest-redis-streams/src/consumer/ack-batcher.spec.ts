@@ -3,9 +3,10 @@ import { AckBatcher } from './ack-batcher.js';
 import { EntryWrites } from './entry-writes.js';
 import { PartitionFence } from '../ownership/partition-fence.js';
 
-// The batcher is driven against a fake of the one script it calls, nrsAckIfOwned: it acks the
-// ids this consumer owns and answers with the others (as the Lua does). With `held` set, each
-// call waits until the test releases it, so a flush can be kept in flight.
+// The batcher is driven against a fake of the one script it calls, nrsAckUnderEpoch: it acks the
+// ids this consumer owns and answers with the claim epoch it holds, the count acked and the others
+// (as the Lua does; which path the Lua takes is tested against Redis in test/consumer/). With
+// `held` set, each call waits until the test releases it, so a flush can be kept in flight.
 
 interface AckCall {
   stream: string;
@@ -19,6 +20,10 @@ interface AckCall {
 class FakeAckScript {
   readonly owned = new Set<string>();
   readonly calls: AckCall[] = [];
+  /** The claim epoch each call said its ids were read under. */
+  readonly readUnder: string[] = [];
+  /** The claim epoch the fake Redis holds. */
+  epoch = 'e1';
   held = false;
   failWith: Error | null = null;
   private readonly waiting: Array<() => void> = [];
@@ -33,7 +38,7 @@ class FakeAckScript {
     this.waiting.shift()?.();
   }
 
-  async nrsAckIfOwned(
+  private async ackOwned(
     stream: string,
     group: string,
     consumer: string,
@@ -51,6 +56,21 @@ class FakeAckScript {
       else notOwned.push(id);
     }
     return notOwned;
+  }
+
+  async nrsAckUnderEpoch(
+    stream: string,
+    _claimEpoch: string,
+    group: string,
+    consumer: string,
+    smallest: string,
+    largest: string,
+    readUnder: string,
+    ...ids: string[]
+  ): Promise<[string, number, ...string[]]> {
+    this.readUnder.push(readUnder);
+    const notOwned = await this.ackOwned(stream, group, consumer, smallest, largest, ...ids);
+    return [this.epoch, new Set(ids).size - notOwned.length, ...notOwned];
   }
 }
 
@@ -217,6 +237,65 @@ describe('AckBatcher', () => {
   });
 });
 
+describe('AckBatcher and the claim epoch', () => {
+  it('knows no epoch before its first answer, then the one Redis answered with', async () => {
+    const { batcher, redis } = setup();
+    expect(batcher.claimEpoch).toBe('');
+    redis.own('1-0');
+    batcher.add('1-0');
+    await batcher.drain();
+    expect(batcher.claimEpoch).toBe('e1');
+    redis.epoch = 'e2';
+    redis.own('2-0');
+    batcher.add('2-0', 'e1');
+    await batcher.drain();
+    expect(batcher.claimEpoch).toBe('e2');
+  });
+
+  it('sends the epoch its ids were read under when they share one', async () => {
+    const { batcher, redis } = setup();
+    redis.own('1-0', '2-0');
+    batcher.add('1-0', 'e1');
+    batcher.add('2-0', 'e1');
+    await batcher.drain();
+    expect(redis.readUnder).toEqual(['e1']);
+  });
+
+  it('sends none (the owner is checked) when its ids were read under different epochs, or one is unknown', async () => {
+    const { batcher, redis } = setup();
+    redis.own('1-0', '2-0', '3-0', '4-0');
+    batcher.add('1-0', 'e1');
+    batcher.add('2-0', 'e2');
+    await batcher.drain();
+    batcher.add('3-0', 'e2');
+    void batcher.addAndWait('4-0');
+    await batcher.drain();
+    expect(redis.readUnder).toEqual(['', '']);
+  });
+
+  it('starts a fresh stamp with the first ack queued after a flush', async () => {
+    const { batcher, redis } = setup();
+    redis.own('1-0', '2-0');
+    batcher.add('1-0', 'e1');
+    batcher.add('2-0', '');
+    await batcher.drain();
+    redis.own('3-0');
+    batcher.add('3-0', 'e1');
+    await batcher.drain();
+    expect(redis.readUnder).toEqual(['', 'e1']);
+  });
+
+  it('counts what Redis says it acked, not the ids it was sent', async () => {
+    const { batcher, redis, acked } = setup();
+    redis.own('1-0');
+    batcher.add('1-0', 'e1');
+    batcher.add('1-0', 'e1');
+    batcher.add('9-0', 'e1');
+    await batcher.drain();
+    expect(acked).toEqual([1]);
+  });
+});
+
 describe('AckBatcher under exclusive ownership', () => {
   // The fenced script answers null while the fence refuses the generation (its lease ran out by
   // Redis' clock), else like the unfenced one.
@@ -225,9 +304,9 @@ describe('AckBatcher under exclusive ownership', () => {
     fence.grant('7', performance.now(), 60_000);
     const { batcher, redis, lost } = setup(fence);
     let refusing = true;
-    const fenced = redis as unknown as { nrsAckIfOwnedFenced: (...args: string[]) => Promise<string[] | null> };
-    fenced.nrsAckIfOwnedFenced = async (_stream, _owner, _member, _generation, group, consumer, smallest, largest, ...ids) =>
-      refusing ? null : redis.nrsAckIfOwned('orders', group, consumer, smallest, largest, ...ids);
+    const fenced = redis as unknown as { nrsAckUnderEpochFenced: (...args: string[]) => Promise<unknown> };
+    fenced.nrsAckUnderEpochFenced = async (_stream, key, _owner, _member, _generation, group, consumer, ...rest) =>
+      refusing ? null : redis.nrsAckUnderEpoch('orders', key, group, consumer, rest[0], rest[1], rest[2], ...rest.slice(3));
     return { batcher, redis, lost, fence, allow: () => (refusing = false) };
   }
 

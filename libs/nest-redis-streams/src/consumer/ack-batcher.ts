@@ -1,5 +1,5 @@
 import type { EntryWrites } from './entry-writes.js';
-import { FENCED, type Fenced } from '../ownership/fenced-writes.js';
+import { type AckAnswer, FENCED, type Fenced } from '../ownership/fenced-writes.js';
 import { compareEntryIds } from '../keys/index.js';
 
 /** Largest number of ids sent in one ack script call. */
@@ -9,9 +9,20 @@ const MAX_IDS_PER_FLUSH = 1000;
  * Collects acks of one stream and group and sends them as one multi-id call. A flush starts on
  * the next turn of the event loop after the first ack, so acks are never held back by a timer;
  * under load, everything finished while a flush is in flight goes out in the next one.
+ *
+ * Each ack carries the claim epoch its entry was read under (see redis/lua/claim-epoch.ts). A
+ * batch whose ids share one, still the epoch Redis holds, is acked with a plain XACK; every
+ * answer tells the epoch Redis holds now, and reads sent after it are stamped with it.
  */
 export class AckBatcher {
   private queue: string[] = [];
+  /** The claim epoch every queued id was read under; '' when unknown or mixed. */
+  private queueReadUnder = '';
+  /**
+   * The claim epoch of the last answer ('' before one, or while the group has CLAIM reads). A
+   * read sent from now on is sent after Redis held it, so its entries are read under it or later.
+   */
+  private knownEpoch = '';
   /** Ids of the flush in flight. */
   private sending: string[] = [];
   /** Callers waiting for an id's answer; several may wait for one id. */
@@ -35,19 +46,29 @@ export class AckBatcher {
     private readonly onError: (err: Error, ids: string[]) => void,
   ) {}
 
-  /** Queues an ack; nothing to await (a failed ack leaves the entry pending for redelivery). */
-  add(id: string): void {
+  /** The claim epoch to stamp a read with that is sent now (see `knownEpoch`). */
+  get claimEpoch(): string {
+    return this.knownEpoch;
+  }
+
+  /**
+   * Queues an ack; nothing to await (a failed ack leaves the entry pending for redelivery).
+   * `readUnder`: the claim epoch its read was stamped with ('' unknown: the owner is checked).
+   */
+  add(id: string, readUnder = ''): void {
+    if (this.queue.length === 0) this.queueReadUnder = readUnder;
+    else if (this.queueReadUnder !== readUnder) this.queueReadUnder = '';
     this.queue.push(id);
     this.schedule();
   }
 
   /** Queues an ack and resolves once Redis answered: true if acked, false if no longer owned. */
-  addAndWait(id: string): Promise<boolean> {
+  addAndWait(id: string, readUnder = ''): Promise<boolean> {
     return new Promise((resolve) => {
       const waiting = this.waiters.get(id);
       if (waiting) waiting.push(resolve);
       else this.waiters.set(id, [resolve]);
-      this.add(id);
+      this.add(id, readUnder);
     });
   }
 
@@ -65,6 +86,8 @@ export class AckBatcher {
     const ids = this.refused;
     this.refused = [];
     if (this.writes.fence?.generation === this.refusedUnder) {
+      // Their read epochs are not kept: the owner is checked.
+      this.queueReadUnder = '';
       this.queue.push(...ids);
       this.schedule();
       return;
@@ -99,7 +122,8 @@ export class AckBatcher {
     const ids = this.queue.length <= MAX_IDS_PER_FLUSH ? this.queue : this.queue.slice(0, MAX_IDS_PER_FLUSH);
     this.queue = ids === this.queue ? [] : this.queue.slice(MAX_IDS_PER_FLUSH);
     this.sending = ids;
-    this.flushing = this.send(ids).finally(() => {
+    // What stays queued keeps the stamp: it can only be too cautious ('' when mixed).
+    this.flushing = this.send(ids, this.queueReadUnder).finally(() => {
       this.flushing = null;
       this.sending = [];
       if (this.queue.length > 0) this.schedule();
@@ -107,8 +131,8 @@ export class AckBatcher {
     return this.flushing;
   }
 
-  private async send(ids: string[]): Promise<void> {
-    let lost: string[] | Fenced = [];
+  private async send(ids: string[], readUnder: string): Promise<void> {
+    let answer: AckAnswer | Fenced;
     const generation = this.writes.fence?.generation ?? null;
     try {
       let smallest = ids[0];
@@ -117,13 +141,13 @@ export class AckBatcher {
         if (compareEntryIds(ids[i], smallest) < 0) smallest = ids[i];
         else if (compareEntryIds(ids[i], largest) > 0) largest = ids[i];
       }
-      lost = await this.writes.ack(smallest, largest, ids);
+      answer = await this.writes.ack(smallest, largest, readUnder, ids);
     } catch (err) {
       this.onError(err as Error, ids);
       this.settle(ids, new Set(ids));
       return;
     }
-    if (lost === FENCED) {
+    if (answer === FENCED) {
       // Kept with their waiters; see `refused`. Every id kept was refused under the generation
       // held now: a grant or a loss resolves them all.
       this.refused.push(...ids);
@@ -132,11 +156,12 @@ export class AckBatcher {
       if (this.writes.fence?.generation !== generation) this.retryRefused();
       return;
     }
-    const lostSet = new Set(lost);
+    this.knownEpoch = answer.epoch;
+    const lost = answer.notAcked;
     for (const id of lost) this.onLost(id);
-    // The script treats ids as a set: an id queued twice is acked once.
-    this.onAcked(new Set(ids).size - lost.length);
-    this.settle(ids, lostSet);
+    // Redis' own count: an id queued twice is acked once.
+    this.onAcked(answer.acked);
+    this.settle(ids, new Set(lost));
   }
 
   private settle(ids: string[], notAcked: Set<string>): void {

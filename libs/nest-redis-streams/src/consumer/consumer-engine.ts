@@ -152,6 +152,7 @@ export class ConsumerEngine implements ConsumerView, RecoveryTarget, OwnedPartit
     try {
       await this.rt.commands.nrsCreateGroup(
         this.stream,
+        this.writes.claimEpochKey,
         this.group,
         this.subscription.options.startId,
         this.rt.streamCounters ? '1' : '0',

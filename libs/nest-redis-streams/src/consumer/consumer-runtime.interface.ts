@@ -27,6 +27,8 @@ export interface ConsumerRuntime {
    * idle entries are taken over by the read itself; the XAUTOCLAIM rounds stay as the sweep.
    */
   claimRead?: boolean;
+  /** Never stamp reads with the claim epoch: every ack checks the owner (see RedisStreamsServerOptions). */
+  checkEveryAck?: boolean;
   /** The Redis user the connections log in as, named in the fix when Redis refuses a permission. */
   aclUser: string;
   /** Requests are answered only on reply streams under this prefix. */

@@ -112,7 +112,7 @@ describe('EntryDispatcher', () => {
       const { dispatcher, settled, add } = setup({ handler: () => 42 });
       const e = entry();
       dispatcher.dispatch(e);
-      expect(add).toHaveBeenCalledWith(e.id);
+      expect(add).toHaveBeenCalledWith(e.id, e.readUnder);
       expect(settled).toEqual([[e.id, 'acked']]);
     });
 
@@ -126,7 +126,7 @@ describe('EntryDispatcher', () => {
       expect(add).not.toHaveBeenCalled();
       result.resolve('done');
       await turn();
-      expect(add).toHaveBeenCalledWith(e.id);
+      expect(add).toHaveBeenCalledWith(e.id, e.readUnder);
       expect(settled).toEqual([[e.id, 'acked']]);
     });
 
@@ -140,7 +140,7 @@ describe('EntryDispatcher', () => {
       expect(settled).toEqual([]);
       fulfil('ok');
       await turn();
-      expect(add).toHaveBeenCalledWith(e.id);
+      expect(add).toHaveBeenCalledWith(e.id, e.readUnder);
       expect(settled).toEqual([[e.id, 'acked']]);
     });
 
@@ -171,7 +171,7 @@ describe('EntryDispatcher', () => {
       expect(settled).toEqual([]);
       subject.complete();
       await turn();
-      expect(add).toHaveBeenCalledWith(e.id);
+      expect(add).toHaveBeenCalledWith(e.id, e.readUnder);
       expect(settled).toEqual([[e.id, 'acked']]);
     });
 
@@ -207,7 +207,7 @@ describe('EntryDispatcher', () => {
       const e = entry();
       dispatcher.dispatch(e);
       await turn();
-      expect(add).toHaveBeenCalledWith(e.id);
+      expect(add).toHaveBeenCalledWith(e.id, e.readUnder);
       expect(settled).toEqual([[e.id, 'acked']]);
     });
 
@@ -374,7 +374,7 @@ describe('EntryDispatcher', () => {
       const e = entry({ n: 1 }, 1, [ENVELOPE.targetGroup, 'shipping']);
       dispatcher.dispatch(e);
       expect(invoke).not.toHaveBeenCalled();
-      expect(add).toHaveBeenCalledWith(e.id);
+      expect(add).toHaveBeenCalledWith(e.id, e.readUnder);
       expect(settled).toEqual([[e.id, 'skipped']]);
       expect(skipped).toEqual(['other-group']);
     });
@@ -395,7 +395,7 @@ describe('EntryDispatcher', () => {
       });
       dispatcher.dispatch(e);
       expect(invoke).not.toHaveBeenCalled();
-      expect(add).toHaveBeenCalledWith(e.id);
+      expect(add).toHaveBeenCalledWith(e.id, e.readUnder);
       expect(settled).toEqual([[e.id, 'skipped']]);
       expect(logger.warn).toHaveBeenCalledWith(expect.stringContaining('after its deadline'));
     });

@@ -146,7 +146,7 @@ export class EntryDispatcher {
     } catch (err) {
       logSafely(this.rt, CONSUMER_MESSAGES.listenerThrew('skipped', entry.id, (err as Error)?.stack ?? err));
     }
-    if (!entry.lost) this.acks.add(entry.id);
+    if (!entry.lost) this.acks.add(entry.id, entry.readUnder);
     this.owner.settled(entry, entry.lost ? 'lost' : 'skipped');
   }
 
@@ -202,7 +202,7 @@ export class EntryDispatcher {
     if (entry.acked || entry.trimmed) return 'acked';
     const { options, kind } = this.subscription;
     if (options.ackMode === 'manual' && kind === 'event') return 'left-pending';
-    this.acks.add(entry.id);
+    this.acks.add(entry.id, entry.readUnder);
     return 'acked';
   }
 

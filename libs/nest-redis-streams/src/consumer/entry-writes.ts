@@ -1,5 +1,13 @@
 import { type ParkWrite, parkEntry } from '../dead-letter/park-entry.js';
-import { type ClaimAnswer, type Fenced, type WriteTarget, ackIfOwned, claimIfOwned } from '../ownership/fenced-writes.js';
+import { claimEpochKey } from '../keys/index.js';
+import {
+  type AckAnswer,
+  type ClaimAnswer,
+  type Fenced,
+  type WriteTarget,
+  ackUnderEpoch,
+  claimIfOwned,
+} from '../ownership/fenced-writes.js';
 import type { PartitionFence } from '../ownership/partition-fence.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 
@@ -14,13 +22,16 @@ export interface EntryWriteScope extends WriteTarget {
  * back) and park. Built once per consumer, it holds the stream, group, consumer name and fence
  * and takes only what varies. Every write checks, inside its script, that this consumer still
  * owns the entry (and, under exclusive ownership, that Redis accepts the partition's generation:
- * FENCED otherwise, see ownership/fenced-writes.ts).
+ * FENCED otherwise, see ownership/fenced-writes.ts). The ack checks it the cheap way when it can:
+ * unchanged claim epoch since the read, nobody can own the entries but this consumer.
  */
 export class EntryWrites implements WriteTarget {
   readonly stream: string;
   readonly group: string;
   readonly consumer: string;
   readonly fence?: PartitionFence;
+  /** The group's claim epoch hash (see redis/lua/claim-epoch.ts). */
+  readonly claimEpochKey: string;
   private readonly deadLetterStream: string;
   private readonly minIdleTimeMs: number;
 
@@ -32,13 +43,17 @@ export class EntryWrites implements WriteTarget {
     this.group = scope.group;
     this.consumer = scope.consumer;
     this.fence = scope.fence;
+    this.claimEpochKey = claimEpochKey(scope.stream, scope.group);
     this.deadLetterStream = scope.deadLetterStream;
     this.minIdleTimeMs = scope.minIdleTimeMs;
   }
 
-  /** Acks the ids still owned (one script call); resolves with the ids not acked. */
-  ack(smallest: string, largest: string, ids: string[]): Promise<string[] | Fenced> {
-    return ackIfOwned(this.redis, this, smallest, largest, ids);
+  /**
+   * Acks the ids still owned (one script call): a plain XACK when all were read under the claim
+   * epoch Redis still holds (`readUnder`; '' when unknown or mixed), else checked one by one.
+   */
+  ack(smallest: string, largest: string, readUnder: string, ids: string[]): Promise<AckAnswer | Fenced> {
+    return ackUnderEpoch(this.redis, this, smallest, largest, readUnder, ids);
   }
 
   /** Renews the lease of running entries: idle reset, delivery count unchanged. */

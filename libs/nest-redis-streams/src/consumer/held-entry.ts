@@ -36,6 +36,12 @@ export class HeldEntry implements EntryControl {
    * OwnershipGate.mayStart). Its handler starts only while that epoch is still the current one.
    */
   epoch = 0;
+  /**
+   * The claim epoch its read was stamped with ('' unknown: its ack checks the owner). While Redis
+   * still holds it, nobody can have claimed the entry, and the ack is a plain XACK (see
+   * redis/lua/claim-epoch.ts). Only reads of new entries are stamped.
+   */
+  readUnder = '';
   /** Batch handlers: when it joined the queue of the next batch (performance.now()). */
   queuedAt = 0;
   /** Batch handlers: the running batch it is part of (null until its batch starts). */

@@ -1,3 +1,4 @@
+import { claimEpochKey } from '../keys/index.js';
 import type { StreamEntryReply } from '../redis/replies.js';
 import type { PartitionFence } from '../ownership/partition-fence.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
@@ -32,9 +33,12 @@ export class PartitionReader {
   async takeOverPending(onTrimmed: (ids: string[]) => Promise<void>): Promise<boolean> {
     let cursor = '0-0';
     do {
-      const fenced = this.fenceArgs();
-      if (fenced === null) return false;
-      const reply = await this.rt.commands.nrsFencedAutoClaim(...fenced, 0, cursor, 1000, '1');
+      const { generation, ownerKey, member } = this.fence;
+      if (generation === null) return false;
+      const { stream, group } = this;
+      const epochKey = claimEpochKey(stream, group);
+      const args = [stream, epochKey, ownerKey, member, generation, group, this.rt.consumer] as const;
+      const reply = await this.rt.commands.nrsFencedAutoClaim(...args, 0, cursor, 1000, '1');
       if (reply === null) return false;
       cursor = reply[0];
       if ((reply[2] ?? []).length > 0) await onTrimmed(reply[2]!);

@@ -19,10 +19,16 @@ export interface EntrySink {
   /** How many more new entries may be read. */
   readonly room: number;
   /**
+   * The claim epoch to stamp a read with, taken right before it is sent: Redis held it before the
+   * read ran, so no claim of what the read returns can have left it unchanged.
+   */
+  readonly claimEpoch: string;
+  /**
    * Takes an entry in; the caller made sure its read was issued under the current epoch.
    * `countOnStart`: its delivery is counted when it starts (replayed or reclaimed), not by the read.
+   * `readUnder`: the claim epoch the read was stamped with ('' when not stamped).
    */
-  take(id: string, fields: string[] | null, deliveries: number, countOnStart: boolean): void;
+  take(id: string, fields: string[] | null, deliveries: number, countOnStart: boolean, readUnder?: string): void;
   /** Ids held now (running, waiting), for filtering many at once. */
   heldIds(): Set<string>;
   /** Whether an entry with this id is held. */

@@ -49,6 +49,8 @@ export class ReadLoop implements EpochListener {
   private wakeUp: (() => void) | null = null;
   private readonly gate: ReadGate;
   private readonly sink: EntrySink;
+  /** The claim epoch the read in flight was stamped with, given to what it returns. */
+  private readUnder = '';
 
   constructor(
     private readonly subscription: StreamSubscription,
@@ -165,6 +167,8 @@ export class ReadLoop implements EpochListener {
         if (this.rt.claimRead && !this.sink.holdsExpiredLease()) {
           const { minIdleTimeMs } = this.subscription.options;
           const isHeld = (id: string) => this.sink.holds(id) || this.sink.unsentAcks().has(id);
+          // Never stamped: CLAIM reads keep the group's acks checked (see claim-read.ts).
+          this.readUnder = '';
           const read = await readWithClaim(this.rt.reader, this.deps.target, room, this.rt.blockMs, minIdleTimeMs, isHeld);
           failures = 0;
           this.lastReadAt = Date.now();
@@ -178,6 +182,7 @@ export class ReadLoop implements EpochListener {
           if (read.claimed.length > 0) reportClaimedByRead(this.rt, this.deps.target, read.claimed.length);
           continue;
         }
+        this.readUnder = this.sink.claimEpoch;
         const reply = (await this.rt.reader.xreadgroup(
           'GROUP',
           this.group,
@@ -221,7 +226,7 @@ export class ReadLoop implements EpochListener {
   }
 
   /** An entry read for the first time (its delivery was counted by the read). */
-  private readonly acceptRead = (row: StreamEntryReply): void => this.sink.take(row[0], row[1], 1, false);
+  private readonly acceptRead = (row: StreamEntryReply): void => this.sink.take(row[0], row[1], 1, false, this.readUnder);
 
   /**
    * Waits for a grant or renewal (or a stop). The loop is idle on purpose, so it counts as alive:
@@ -244,6 +249,7 @@ export class ReadLoop implements EpochListener {
 
   private async readFenced(reader: PartitionReader, room: number): Promise<void> {
     const epoch = this.gate.epoch;
+    this.readUnder = this.sink.claimEpoch;
     const read = await reader.read(room);
     if (read === 'not-held') return;
     this.lastReadAt = Date.now();

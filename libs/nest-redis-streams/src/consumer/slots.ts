@@ -129,9 +129,15 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
     return oldest ? { id: oldest.id, runningMs: now - oldest.startedAt } : null;
   }
 
-  take(id: string, fields: string[] | null, deliveries: number, countOnStart: boolean): void {
+  /** The claim epoch a read sent now is stamped with (see AckBatcher.claimEpoch). */
+  get claimEpoch(): string {
+    return this.rt.checkEveryAck ? '' : this.acks.claimEpoch;
+  }
+
+  take(id: string, fields: string[] | null, deliveries: number, countOnStart: boolean, readUnder = ''): void {
     const entry = new HeldEntry(id, fields, deliveries, this);
     entry.countOnStart = countOnStart;
+    entry.readUnder = readUnder;
     this.accept(entry);
   }
 
@@ -326,7 +332,7 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
     if (entry.ackInFlight) return entry.ackInFlight;
     if (entry.lost) return Promise.resolve(false);
     entry.acked = true;
-    entry.ackInFlight = this.acks.addAndWait(entry.id);
+    entry.ackInFlight = this.acks.addAndWait(entry.id, entry.readUnder);
     return entry.ackInFlight;
   }
 

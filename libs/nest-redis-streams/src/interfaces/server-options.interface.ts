@@ -39,6 +39,14 @@ export interface RedisStreamsServerOptions extends StreamHandlerOptions {
    */
   leaseRenewal?: boolean;
   /**
+   * Check the owner of every acked entry (XPENDING rows in the ack script), even while the group's
+   * claim epoch shows that nobody can have claimed it since it was read. Turn it on while something
+   * outside the library claims entries of these groups (a raw XCLAIM, an older version of this
+   * library during a rollout); see docs/RELIABILITY.md, "Cheap acks".
+   * @default false
+   */
+  checkEveryAck?: boolean;
+  /**
    * How often the reclaimer looks for entries idle past `minIdleTimeMs` (XAUTOCLAIM). 0 turns it off.
    * @default 5000
    */

@@ -1,5 +1,6 @@
 import {
   auditRefusalStream,
+  claimEpochKey,
   deadLetterSourceStream,
   deadLetterStreamsOf,
   defaultDeadLetterStream,
@@ -26,6 +27,8 @@ describe('key names', () => {
     expect(keyBeside('a{b', 'x')).toBe('{ab}:x');
     expect(slotOf(keyBeside('orders', 'x'))).toBe(slotOf('orders'));
     expect(partitionOwnerKey('orders', 'g')).toBe('{orders}:nrs-owner:g');
+    expect(claimEpochKey('orders', 'g')).toBe('{orders}:nrs-claims:g');
+    expect(claimEpochKey('orders:{orders:3}', 'g')).toBe('orders:{orders:3}:nrs-claims:g');
     expect(handlerErrorsKey('orders', 'g')).toBe('{orders}:nrs-errors:g');
   });
 

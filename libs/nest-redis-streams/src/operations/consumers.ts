@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { groupMembersKey, partitionOfKey } from '../keys/index.js';
+import { claimEpochKey, groupMembersKey, partitionOfKey } from '../keys/index.js';
 import { isNoGroupError } from '../redis/errors/reply-errors.js';
 import { type XPendingRow, pairsToObject } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
@@ -134,10 +134,11 @@ export async function deleteConsumer(
 
 /**
  * Moves every entry `from` holds to `to` (XCLAIM ... JUSTID in batches; delivery counts unchanged),
- * so that `from` can be deleted without losing the record of them.
+ * so that `from` can be deleted without losing the record of them. Each batch raises the group's
+ * claim epoch in the same script, so a `from` still running acks its entries checked.
  */
 export async function handOver(
-  redis: Redis,
+  redis: ScriptedRedis,
   stream: string,
   group: string,
   from: string,
@@ -150,7 +151,8 @@ export async function handOver(
       .xpending(stream, group, '-', '+', HAND_OVER_BATCH, from)
       .catch((err) => noGroup(err, stream, group))) as XPendingRow[];
     if (rows.length === 0) return { moved };
-    const claimed = await redis.xclaim(stream, group, to, 0, ...rows.map(([id]) => id), 'JUSTID');
+    const ids = rows.map(([id]) => id);
+    const claimed = await redis.nrsClaimCounted(stream, claimEpochKey(stream, group), group, to, ...ids);
     moved += claimed.length;
     // Nothing moved: the ids left the PEL meanwhile (acked or deleted); stop rather than spin.
     if (claimed.length === 0) return { moved };

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { DeadLetterReason } from '../dead-letter-reason.js';
 import { parkEntry as parkEntryWrite } from '../dead-letter/park-entry.js';
 import { deadLetterMetadata } from '../dead-letter/dead-letter-record.js';
+import { claimEpochKey } from '../keys/index.js';
 import { isNoGroupError } from '../redis/errors/reply-errors.js';
 import type { XPendingRow } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
@@ -33,17 +34,18 @@ export async function ackEntry(redis: Redis, stream: string, group: string, id: 
 /**
  * Moves a pending entry to `consumer` (XCLAIM ... JUSTID: the delivery count stays as it is). A
  * live consumer runs it when it next drains its own PEL, or another consumer reclaims it once it
- * is idle past `minIdleTimeMs`.
+ * is idle past `minIdleTimeMs`. The claim raises the group's claim epoch in the same script, so
+ * the entry's old owner, if still running it, acks it checked and does not ack it.
  */
 export async function claimEntry(
-  redis: Redis,
+  redis: ScriptedRedis,
   stream: string,
   group: string,
   id: string,
   consumer: string,
 ): Promise<{ claimed: string; from: string; to: string }> {
   const [, from] = await pendingRow(redis, stream, group, id);
-  await redis.xclaim(stream, group, consumer, 0, id, 'JUSTID');
+  await redis.nrsClaimCounted(stream, claimEpochKey(stream, group), group, consumer, id);
   return { claimed: id, from, to: consumer };
 }
 

@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 import { isNoGroupError } from '../redis/errors/reply-errors.js';
 import { pairsToObject } from '../redis/replies.js';
-import { compareStreamIds } from '../keys/index.js';
+import { claimEpochKey, compareStreamIds } from '../keys/index.js';
+import type { ScriptedRedis } from '../redis/scripts.js';
 import { type ConsumerInfo, listConsumers } from './consumers.js';
 import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
@@ -111,10 +112,11 @@ export async function previewGroupCursor(
  * consumers (their next read would race the move), or when the cursor would be past the stream's
  * last id (entries added until then would be skipped), unless `force`. Resolves with the preview
  * it acted on. Redis drops the group's entries-read, so its lag reads as unknown until the group
- * has caught up (the transport's reclaim round repairs it then).
+ * has caught up (the transport's reclaim round repairs it then). The move raises the group's claim
+ * epoch in the same script: a move back re-delivers pending entries to whoever reads next.
  */
 export async function setGroupCursor(
-  redis: Redis,
+  redis: ScriptedRedis,
   stream: string,
   group: string,
   target: CursorTarget,
@@ -130,6 +132,6 @@ export async function setGroupCursor(
   if (preview.activeConsumers.length > 0 && !options.force) {
     throw new OperationError('refused', OPERATIONS_MESSAGES.activeConsumers(stream, group, preview.activeConsumers));
   }
-  await redis.xgroup('SETID', stream, group, preview.to);
+  await redis.nrsSetIdCounted(stream, claimEpochKey(stream, group), group, preview.to);
   return preview;
 }

@@ -210,7 +210,7 @@ export class StreamOperations {
 
   claim(actor: string, stream: string, group: string, id: string, consumer: string) {
     return this.audited(actor, 'claim', stream, group, id, { consumer }, () =>
-      claimEntry(this.redis, stream, group, id, consumer),
+      claimEntry(this.scripted, stream, group, id, consumer),
     );
   }
 
@@ -252,7 +252,7 @@ export class StreamOperations {
 
   setCursor(actor: string, stream: string, group: string, target: CursorTarget, force = false): Promise<CursorPreview> {
     return this.audited(actor, 'setid', stream, group, '', { ...target, force }, () =>
-      setGroupCursor(this.redis, stream, group, target, {
+      setGroupCursor(this.scripted, stream, group, target, {
         limit: this.o.scanLimit,
         activeConsumerMs: this.o.activeConsumerMs,
         force,
@@ -268,7 +268,7 @@ export class StreamOperations {
 
   handOver(actor: string, stream: string, group: string, from: string, to: string) {
     return this.audited(actor, 'consumer.hand-over', stream, group, from, { to }, () =>
-      handOver(this.redis, stream, group, from, to),
+      handOver(this.scripted, stream, group, from, to),
     );
   }
 

@@ -1,4 +1,4 @@
-import type { ScriptedRedis } from '../redis/scripts.js';
+import type { AckUnderEpochReply, ScriptedRedis } from '../redis/scripts.js';
 import type { PartitionFence } from './partition-fence.js';
 
 // The writes of a consumer, fenced when its partition is owned exclusively. Without a fence they
@@ -51,17 +51,44 @@ export async function claimIfOwned(
   return reply ?? FENCED;
 }
 
-/** nrsAckIfOwned, fenced when the target has a fence; resolves with the ids not acked. */
-export async function ackIfOwned(
+/** What an ack answers: the claim epoch Redis holds now ('' while the fast path is off), the count acked, the ids not acked. */
+export interface AckAnswer {
+  readonly epoch: string;
+  readonly acked: number;
+  readonly notAcked: string[];
+}
+
+/**
+ * nrsAckUnderEpoch, fenced when the target has a fence: the plain XACK when every id was read
+ * under the claim epoch Redis still holds (`readUnder`, '' when unknown), else the owner check.
+ */
+export async function ackUnderEpoch(
   redis: ScriptedRedis,
-  { stream, group, consumer, fence }: WriteTarget,
+  { stream, group, consumer, fence, claimEpochKey }: WriteTarget & { readonly claimEpochKey: string },
   smallest: string,
   largest: string,
+  readUnder: string,
   ids: string[],
-): Promise<string[] | Fenced> {
-  if (!fence) return redis.nrsAckIfOwned(stream, group, consumer, smallest, largest, ...ids);
-  const fenced = fenceArgs(fence);
-  if (fenced === null) return [...new Set(ids)];
-  const reply = await redis.nrsAckIfOwnedFenced(stream, ...fenced, group, consumer, smallest, largest, ...ids);
-  return reply ?? FENCED;
+): Promise<AckAnswer | Fenced> {
+  let reply: AckUnderEpochReply | null;
+  if (!fence) {
+    reply = await redis.nrsAckUnderEpoch(stream, claimEpochKey, group, consumer, smallest, largest, readUnder, ...ids);
+  } else {
+    const fenced = fenceArgs(fence);
+    if (fenced === null) return { epoch: '', acked: 0, notAcked: [...new Set(ids)] };
+    reply = await redis.nrsAckUnderEpochFenced(
+      stream,
+      claimEpochKey,
+      ...fenced,
+      group,
+      consumer,
+      smallest,
+      largest,
+      readUnder,
+      ...ids,
+    );
+  }
+  if (reply === null) return FENCED;
+  const [epoch, acked, ...notAcked] = reply;
+  return { epoch, acked: Number(acked), notAcked };
 }

@@ -54,17 +54,25 @@ describe('claimReadArgs', () => {
 });
 
 describe('readWithClaim', () => {
-  it('sends one XREADGROUP … CLAIM for the target and splits its reply', async () => {
+  it('marks the claim epoch, sends one XREADGROUP … CLAIM for the target and splits its reply', async () => {
     const sent: unknown[][] = [];
     // Only Redis.call is used: the CLAIM option has no typed ioredis method.
-    const reader: Pick<Redis, 'call'> = {
+    const reader: Pick<Redis, 'call' | 'hset'> = {
       call: (async (...args: unknown[]) => {
         sent.push(args);
         return [['s', [['1-0', ['f', 'a'], 0, 0]]]];
       }) as Redis['call'],
+      hset: (async (...args: unknown[]) => {
+        sent.push(['HSET', ...args]);
+        return 1;
+      }) as Redis['hset'],
     };
     const result = await readWithClaim(reader as Redis, { stream: 's', group: 'g', consumer: 'c' }, 5, null, 1_000, () => false);
-    expect(sent).toEqual([['XREADGROUP', ...claimReadArgs('g', 'c', 5, null, 1_000, 's')]]);
+    // The group's claim epoch is marked first: its acks must stay checked (see claim-read.ts).
+    expect(sent).toEqual([
+      ['HSET', '{s}:nrs-claims:g', 'claim-reads', '1'],
+      ['XREADGROUP', ...claimReadArgs('g', 'c', 5, null, 1_000, 's')],
+    ]);
     expect(result.fresh).toEqual([['1-0', ['f', 'a']]]);
   });
 });

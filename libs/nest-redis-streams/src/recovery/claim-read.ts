@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { claimEpochKey } from '../keys/index.js';
 import type { StreamEntryReply } from '../redis/replies.js';
 import { RECOVERY_MESSAGES } from './recovery.messages.js';
 
@@ -82,6 +83,12 @@ export function splitClaimRead(reply: ClaimReadReply, isHeld: (id: string) => bo
  * trimmed are skipped by the read and stay in the PEL for ever (XAUTOCLAIM reports them, and they
  * are dead-lettered as trimmed); and entries pending with consumers of other groups' streams are
  * not its business. Only for a server whose every node has the capability (`ServerCapabilities.all.claim`).
+ *
+ * Before every such read the group's claim epoch hash is marked `claim-reads`: a blocking read
+ * cannot run in a script, so its claims cannot raise the epoch, and an old owner's ack must not
+ * take the plain-XACK path (redis/lua/claim-epoch.ts). The mark is awaited (a refused one fails
+ * the read) and set again each time, so a hash lost meanwhile (restart, eviction) comes back
+ * before the next claim.
  */
 export async function readWithClaim(
   reader: Redis,
@@ -92,6 +99,7 @@ export async function readWithClaim(
   isHeld: (id: string) => boolean,
 ): Promise<ClaimReadResult> {
   const args = claimReadArgs(target.group, target.consumer, count, blockMs, minIdleMs, target.stream);
+  await reader.hset(claimEpochKey(target.stream, target.group), 'claim-reads', '1');
   const reply = (await reader.call('XREADGROUP', ...args)) as ClaimReadReply;
   return splitClaimRead(reply, isHeld);
 }

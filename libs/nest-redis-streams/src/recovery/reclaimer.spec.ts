@@ -13,16 +13,20 @@ import type { LeasedEntry, RecoveryTarget } from './recovery-target.interface.js
 
 type ClaimReply = XAutoClaimJustIdReply | null | Error;
 
-class FakeRedis implements Pick<ScriptedRedis, 'nrsFencedAutoClaim' | 'nrsAuditTrimLoss' | 'nrsRepairEntriesRead'> {
+class FakeRedis implements Pick<
+  ScriptedRedis,
+  'nrsAutoClaimCounted' | 'nrsFencedAutoClaim' | 'nrsAuditTrimLoss' | 'nrsRepairEntriesRead'
+> {
   readonly sent: Array<{ command: string; args: unknown[] }> = [];
   /** Answers of the claim calls (plain or fenced) in order; past the end, an empty last page. */
   readonly claims: ClaimReply[] = [];
   /** Runs while a claim call is in flight (before it answers). */
   duringClaim: () => void | Promise<void> = () => undefined;
 
-  /** ioredis overloads XAUTOCLAIM many ways; the reclaimer uses the JUSTID form only. */
-  async xautoclaim(...args: Array<string | number>): Promise<unknown> {
-    return this.claim('xautoclaim', args);
+  /** XAUTOCLAIM … JUSTID raising the claim epoch (recorded as `xautoclaim` with XAUTOCLAIM's argument order). */
+  async nrsAutoClaimCounted(...args: Parameters<ScriptedRedis['nrsAutoClaimCounted']>) {
+    const [stream, , group, consumer, minIdle, cursor, count] = args;
+    return (await this.claim('xautoclaim', [stream, group, consumer, minIdle, cursor, 'COUNT', count, 'JUSTID']))!;
   }
 
   async nrsFencedAutoClaim(...args: Parameters<ScriptedRedis['nrsFencedAutoClaim']>) {
@@ -291,7 +295,19 @@ describe('Reclaimer', () => {
       expect(redis.commands()).not.toContain('xautoclaim');
       expect(redis.sent[0]).toEqual({
         command: 'nrsFencedAutoClaim',
-        args: ['orders', '{orders}:nrs-owner:billing', 'c1#start', '3', 'billing', 'c1', 30_000, '0-0', 10, '1'],
+        args: [
+          'orders',
+          '{orders}:nrs-claims:billing',
+          '{orders}:nrs-owner:billing',
+          'c1#start',
+          '3',
+          'billing',
+          'c1',
+          30_000,
+          '0-0',
+          10,
+          '1',
+        ],
       });
     });
 

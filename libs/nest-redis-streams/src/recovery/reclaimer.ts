@@ -1,4 +1,5 @@
 import type { Logger } from '@nestjs/common';
+import { claimEpochKey } from '../keys/index.js';
 import type { TransportEvents } from '../events/transport-events.js';
 import type { XAutoClaimJustIdReply } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
@@ -80,27 +81,19 @@ export class Reclaimer {
   /**
    * XAUTOCLAIM ... JUSTID: the claim does not count a delivery (the consumer counts one when the
    * handler starts), so entries claimed into the reserve and never started spend nothing. Fenced
-   * by the partition's generation under exclusive ownership (null: refused).
+   * by the partition's generation under exclusive ownership (null: refused). Both scripts raise
+   * the group's claim epoch when they take anything, so the entries' old owner acks them checked.
    */
   private async autoclaim(minIdle: number, cursor: string, count: number): Promise<XAutoClaimJustIdReply | null> {
     const { stream, group, consumer, fence } = this.consumer;
-    if (!fence) {
-      return (await this.redis.xautoclaim(
-        stream,
-        group,
-        consumer,
-        minIdle,
-        cursor,
-        'COUNT',
-        count,
-        'JUSTID',
-      )) as XAutoClaimJustIdReply;
-    }
+    const epochKey = claimEpochKey(stream, group);
+    if (!fence) return this.redis.nrsAutoClaimCounted(stream, epochKey, group, consumer, minIdle, cursor, count);
     const generation = fence.generation;
     if (generation === null) return null;
     const { ownerKey, member } = fence;
     const reply = await this.redis.nrsFencedAutoClaim(
       stream,
+      epochKey,
       ownerKey,
       member,
       generation,

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { CLAIM_IF_OWNED } from './lua/claim-if-owned.js';
-import { ACK_IF_OWNED } from './lua/ack-if-owned.js';
+import { ACK_UNDER_EPOCH, AUTOCLAIM_COUNTED, CLAIM_COUNTED, SETID_COUNTED } from './lua/claim-epoch.js';
 import { DEAD_LETTER_IF_OWNED } from './lua/dead-letter-if-owned.js';
 import { CLAIMED_ENTRIES } from './lua/claimed-entries.js';
 import { AUDIT_TRIM_LOSS } from './lua/audit-trim-loss.js';
@@ -10,6 +10,7 @@ import { REPAIR_ENTRIES_READ } from './lua/repair-entries-read.js';
 import { READ_OWN_PENDING } from './lua/read-own-pending.js';
 import { fenced } from './lua/fence-check.js';
 import { LeanScript } from './lean-script.js';
+import type { XAutoClaimJustIdReply } from './replies.js';
 import { OWN_AUTOCLAIM, OWN_CLAIM, OWN_HEARTBEAT, OWN_READ, OWN_RELEASE } from './lua/ownership.js';
 
 // Ownership checks read the PEL inside the script, so the check and the write are atomic: an old
@@ -39,14 +40,29 @@ export interface StreamScripts {
     after: string,
     count: number,
   ): Promise<Array<[id: string, deliveries: number, fields: string[] | null]>>;
-  nrsAckIfOwned(
+  /** The ack of the consumer (see lua/claim-epoch.ts): `readUnder` '' when unknown or mixed. */
+  nrsAckUnderEpoch(
     stream: string,
+    claimEpoch: string,
     group: string,
     consumer: string,
     smallest: string,
     largest: string,
+    readUnder: string,
     ...ids: string[]
-  ): Promise<string[]>;
+  ): Promise<AckUnderEpochReply>;
+  /** XAUTOCLAIM … JUSTID raising the claim epoch when it took anything (the reclaimer's rounds). */
+  nrsAutoClaimCounted(
+    stream: string,
+    claimEpoch: string,
+    group: string,
+    consumer: string,
+    minIdleMs: number,
+    cursor: string,
+    count: number,
+  ): Promise<XAutoClaimJustIdReply>;
+  /** XCLAIM … JUSTID (min idle 0) raising the claim epoch when it took anything (operator moves). */
+  nrsClaimCounted(stream: string, claimEpoch: string, group: string, to: string, ...ids: string[]): Promise<string[]>;
   /** `metadata`: the count of metadata words, the metadata, then the fallback fields (see lua/dead-letter-if-owned.ts). */
   nrsDeadLetterIfOwned(
     stream: string,
@@ -59,7 +75,9 @@ export interface StreamScripts {
   ): Promise<string | null>;
   nrsDeleteConsumerIfIdle(stream: string, group: string, consumer: string): Promise<number>;
   /** `entriesRead` '0' leaves ENTRIESREAD out (Redis < 7.0); without it, it is tried and dropped if refused. */
-  nrsCreateGroup(stream: string, group: string, startId: string, entriesRead?: '1' | '0'): Promise<'OK'>;
+  nrsCreateGroup(stream: string, claimEpoch: string, group: string, startId: string, entriesRead?: '1' | '0'): Promise<'OK'>;
+  /** XGROUP SETID raising the claim epoch: a `>` read after a move back hands pending entries to its reader. */
+  nrsSetIdCounted(stream: string, claimEpoch: string, group: string, id: string): Promise<'OK'>;
   /** Sets a caught-up group's stale entries-read right (see lua/repair-entries-read.ts); how far it was off. */
   nrsRepairEntriesRead(stream: string, group: string): Promise<number>;
   nrsAuditTrimLoss(
@@ -92,8 +110,9 @@ export interface FencedStreamScripts {
     retryCount: number,
     ...ids: string[]
   ): Promise<[lost: string[], trimmed: string[]] | null>;
-  nrsAckIfOwnedFenced(
+  nrsAckUnderEpochFenced(
     stream: string,
+    claimEpoch: string,
     ownerKey: string,
     member: string,
     generation: string,
@@ -101,8 +120,9 @@ export interface FencedStreamScripts {
     consumer: string,
     smallest: string,
     largest: string,
+    readUnder: string,
     ...ids: string[]
-  ): Promise<string[] | null>;
+  ): Promise<AckUnderEpochReply | null>;
   nrsDeadLetterIfOwnedFenced(
     stream: string,
     dlq: string,
@@ -139,8 +159,10 @@ export interface OwnershipScripts {
     consumer: string,
     count: number,
   ): Promise<null | [Array<[string, string[]]>, string?]>;
+  /** Raises the claim epoch (see lua/claim-epoch.ts) when it took anything. */
   nrsFencedAutoClaim(
     stream: string,
+    claimEpoch: string,
     ownerKey: string,
     member: string,
     generation: string,
@@ -153,28 +175,34 @@ export interface OwnershipScripts {
   ): Promise<null | [string, unknown[], string[]?]>;
 }
 
+/** What the epoch ack answers: the epoch now ('' while CLAIM reads are on), how many it acked, the ids it did not. */
+export type AckUnderEpochReply = [epoch: string, acked: number, ...notAcked: string[]];
+
 export type ScriptedRedis = Redis & StreamScripts & FencedStreamScripts & OwnershipScripts;
 
 /** Each script once per process (its SHA1 is computed here), with its number of keys. */
 const SCRIPTS: Record<keyof (StreamScripts & FencedStreamScripts & OwnershipScripts), LeanScript<unknown>> = {
   nrsClaimIfOwned: new LeanScript(CLAIM_IF_OWNED, 1),
-  nrsAckIfOwned: new LeanScript(ACK_IF_OWNED, 1),
+  nrsAckUnderEpoch: new LeanScript(ACK_UNDER_EPOCH, 2),
+  nrsAutoClaimCounted: new LeanScript(AUTOCLAIM_COUNTED, 2),
+  nrsClaimCounted: new LeanScript(CLAIM_COUNTED, 2),
   nrsDeadLetterIfOwned: new LeanScript(DEAD_LETTER_IF_OWNED, 2),
   nrsAuditTrimLoss: new LeanScript(AUDIT_TRIM_LOSS, 4),
-  nrsCreateGroup: new LeanScript(CREATE_GROUP, 1),
+  nrsCreateGroup: new LeanScript(CREATE_GROUP, 2),
+  nrsSetIdCounted: new LeanScript(SETID_COUNTED, 2),
   nrsRepairEntriesRead: new LeanScript(REPAIR_ENTRIES_READ, 1),
   nrsClaimedEntries: new LeanScript(CLAIMED_ENTRIES, 1),
   nrsReadOwnPending: new LeanScript(READ_OWN_PENDING, 1),
   nrsDeleteConsumerIfIdle: new LeanScript(DELETE_CONSUMER_IF_IDLE, 1),
   nrsClaimIfOwnedFenced: new LeanScript(fenced(CLAIM_IF_OWNED, 'false'), 2),
-  nrsAckIfOwnedFenced: new LeanScript(fenced(ACK_IF_OWNED, 'false'), 2),
+  nrsAckUnderEpochFenced: new LeanScript(fenced(ACK_UNDER_EPOCH, 'false'), 3),
   nrsDeadLetterIfOwnedFenced: new LeanScript(fenced(DEAD_LETTER_IF_OWNED, '0'), 3),
   nrsReplyFenced: new LeanScript(fenced("return redis.call('XADD', KEYS[1], unpack(ARGV))", 'false'), 2),
   nrsOwnHeartbeat: new LeanScript(OWN_HEARTBEAT, 1),
   nrsOwnClaim: new LeanScript(OWN_CLAIM, 1),
   nrsOwnRelease: new LeanScript(OWN_RELEASE, 1),
   nrsFencedRead: new LeanScript(OWN_READ, 2),
-  nrsFencedAutoClaim: new LeanScript(OWN_AUTOCLAIM, 2),
+  nrsFencedAutoClaim: new LeanScript(OWN_AUTOCLAIM, 3),
 };
 
 /**

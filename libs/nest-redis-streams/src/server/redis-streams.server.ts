@@ -224,6 +224,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       readForgetsTrimGap: features.readForgetsTrimGap,
       // Renewal keeps this consumer's own entries from idling into its CLAIM reads (see claimRead).
       claimRead: capabilities.all.claim && this.options.leaseRenewal && this.options.reclaimIntervalMs > 0,
+      checkEveryAck: this.options.checkEveryAck,
       deserializer: this.options.deserializer ?? new JsonCodec(),
       commands: this.commands,
       events: this.events,

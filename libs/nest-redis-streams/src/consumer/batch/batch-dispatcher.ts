@@ -115,7 +115,7 @@ export class BatchDispatcher {
     if (entry.lost) return 'lost';
     // Acked through its own ctx.ack(), or trimmed away (Redis dropped it from the PEL).
     if (entry.acked || entry.trimmed) return 'acked';
-    this.acks.add(entry.id);
+    this.acks.add(entry.id, entry.readUnder);
     return 'acked';
   }
 

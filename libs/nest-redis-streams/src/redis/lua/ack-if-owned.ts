@@ -1,17 +1,16 @@
 /**
- * Acks entries only while this consumer owns them: XACK takes no consumer name, so an old owner
+ * The owner check of an ack, as a Lua fragment of the ack script (claim-epoch.ts): KEYS[1] stream;
+ * ARGV[1] group, ARGV[2] consumer, ARGV[3] smallest id, ARGV[4] largest id, ARGV[5..] ids. Acks
+ * the ids this consumer still owns (their count in `#owned`) and leaves the others, owned by
+ * someone else or no longer pending, in the table `lost`. XACK takes no consumer name, so an old owner
  * would otherwise ack an entry another consumer reclaimed (and is still running).
- *
- * KEYS[1] stream
- * ARGV[1] group, ARGV[2] consumer, ARGV[3] smallest id, ARGV[4] largest id, ARGV[5..] ids
- * Returns the ids not acked: owned by someone else, or no longer pending.
  *
  * Ownership comes from one consumer-filtered XPENDING range over [smallest, largest], walked in
  * pages of 1000: far cheaper than one XPENDING per id, and exact however many other entries this
  * consumer has pending in that range. The caller finds the bounds; doing it here cost more Redis
  * time than the acks themselves.
  */
-export const ACK_IF_OWNED = `
+export const CHECKED_ACK = `
 local want = {}
 for i = 5, #ARGV do want[ARGV[i]] = true end
 local owned, start, last = {}, ARGV[3], ARGV[4]
@@ -28,4 +27,4 @@ for i = 1, #owned, 1000 do
 end
 local lost = {}
 for id in pairs(want) do lost[#lost + 1] = id end
-return lost`;
+`;

@@ -1,3 +1,4 @@
+import { BUMP_CLAIM_EPOCH } from './claim-epoch.js';
 import { fenced } from './fence-check.js';
 
 // Scripts of exclusive partition ownership. Every time comes from Redis' TIME, so the clocks of
@@ -65,13 +66,16 @@ return {{}, last and last[1] or '0-0'}`,
 );
 
 /**
- * Fenced XAUTOCLAIM. KEYS[1] stream, KEYS[2] owner hash; ARGV member, generation, group,
+ * Fenced XAUTOCLAIM that raises the claim epoch when it took anything (see claim-epoch.ts).
+ * KEYS[1] stream, KEYS[2] claim epoch hash, KEYS[3] owner hash; ARGV member, generation, group,
  * consumer, min idle ms, cursor, count, '1' for JUSTID → false when fenced, else XAUTOCLAIM's reply.
  */
 export const OWN_AUTOCLAIM = fenced(
-  `
+  `${BUMP_CLAIM_EPOCH}
 local args = {'XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'COUNT', ARGV[5]}
 if ARGV[6] == '1' then args[#args + 1] = 'JUSTID' end
-return redis.call(unpack(args))`,
+local reply = redis.call(unpack(args))
+if #reply[2] > 0 or #(reply[3] or {}) > 0 then bumpClaimEpoch(KEYS[2]) end
+return reply`,
   'false',
 );

@@ -1,0 +1,92 @@
+import { CHECKED_ACK } from './ack-if-owned.js';
+
+// The claim epoch of a stream's group: a hash beside the stream (keys/claim-epoch-keys.ts) whose
+// field `n` changes whenever an entry may have changed owner. Every claim the library makes of
+// another consumer's entries raises it in the same script as the claim; an ack batch whose
+// entries were all read under the epoch Redis still holds can therefore skip the owner check
+// (nobody can have taken them since) and send one plain multi-id XACK. See docs/RELIABILITY.md,
+// "Cheap acks".
+//
+// A missing `n` (new group, or the hash lost: restart without persistence, eviction, DEL) is set
+// to Redis' clock in microseconds, never to a small number: a counter restarting at 1 could meet
+// a value read before the loss again and wrongly allow the fast path. Field `claim-reads` marks a
+// group some consumer reads with XREADGROUP … CLAIM (8.4+): that blocking read claims without a
+// script around it, so nothing can raise the epoch with it, and the fast path is off for the group.
+
+/** Lua: `bumpClaimEpoch(key)` raises the epoch in `key` (setting it from the clock when missing). */
+export const BUMP_CLAIM_EPOCH = `
+local function bumpClaimEpoch(key)
+  if redis.call('HEXISTS', key, 'n') == 1 then
+    redis.call('HINCRBY', key, 'n', 1)
+  else
+    local t = redis.call('TIME')
+    redis.call('HSET', key, 'n', t[1] .. string.format('%06d', tonumber(t[2])))
+  end
+end
+`;
+
+/**
+ * Ack under a claim epoch: the plain XACK when nothing can have been claimed since the ids were
+ * read, else the owner check.
+ *
+ * KEYS[1] stream, KEYS[2] claim epoch hash
+ * ARGV[1] group, ARGV[2] consumer, ARGV[3] smallest id, ARGV[4] largest id,
+ * ARGV[5] the epoch every id was read under ('' when unknown or mixed), ARGV[6..] ids
+ * Returns { epoch now ('' while the group has CLAIM reads), ids acked (count), ids not acked... }.
+ * The caller stamps reads it sends after this answer with the epoch. On the plain path an id that
+ * is not pending at all (an operator acked it, its consumer was deleted) is not listed as not
+ * acked: nobody owns it, so acking it changes nothing; the count is XACK's own.
+ */
+export const ACK_UNDER_EPOCH = `
+local readUnder = table.remove(ARGV, 5)
+local row = redis.call('HMGET', KEYS[2], 'n', 'claim-reads')
+local epoch = row[1]
+if not epoch then
+  local t = redis.call('TIME')
+  epoch = t[1] .. string.format('%06d', tonumber(t[2]))
+  redis.call('HSET', KEYS[2], 'n', epoch)
+  readUnder = ''
+end
+if row[2] then epoch = '' end
+if readUnder ~= '' and readUnder == epoch then
+  local acked = 0
+  for i = 5, #ARGV, 1000 do
+    acked = acked + redis.call('XACK', KEYS[1], ARGV[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+  end
+  return {epoch, acked}
+end
+${CHECKED_ACK}
+return {epoch, #owned, unpack(lost)}`;
+
+/**
+ * XAUTOCLAIM … JUSTID that raises the claim epoch when it took (or dropped) anything.
+ * KEYS[1] stream, KEYS[2] claim epoch hash; ARGV group, consumer, min idle ms, cursor, count
+ * → XAUTOCLAIM's reply.
+ */
+export const AUTOCLAIM_COUNTED = `${BUMP_CLAIM_EPOCH}
+local reply = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'COUNT', ARGV[5], 'JUSTID')
+if #reply[2] > 0 or #(reply[3] or {}) > 0 then bumpClaimEpoch(KEYS[2]) end
+return reply`;
+
+/**
+ * XCLAIM … JUSTID (min idle 0) that raises the claim epoch when it took anything: the console's
+ * and CLI's moves of entries between consumers.
+ * KEYS[1] stream, KEYS[2] claim epoch hash; ARGV group, new owner, ids… → the ids claimed.
+ */
+export const CLAIM_COUNTED = `${BUMP_CLAIM_EPOCH}
+local args = {'XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0}
+for i = 3, #ARGV do args[#args + 1] = ARGV[i] end
+args[#args + 1] = 'JUSTID'
+local claimed = redis.call(unpack(args))
+if #claimed > 0 then bumpClaimEpoch(KEYS[2]) end
+return claimed`;
+
+/**
+ * XGROUP SETID that raises the claim epoch: moved back, the group's next `>` reads deliver entries
+ * again, and one still pending with a consumer changes owner to the reader without any claim.
+ * KEYS[1] stream, KEYS[2] claim epoch hash; ARGV group, id → OK.
+ */
+export const SETID_COUNTED = `${BUMP_CLAIM_EPOCH}
+local reply = redis.call('XGROUP', 'SETID', KEYS[1], ARGV[1], ARGV[2])
+bumpClaimEpoch(KEYS[2])
+return reply`;
