@@ -2,6 +2,8 @@ export * from './errors/index.js';
 export * from './audit-log.js';
 export type { ConsumerInfo } from './consumers.js';
 export { TOMBSTONE_REASONS, type DeadLetterFilter, type FilteredPage, type RedriveReport } from './dead-letters.js';
+export type { FailureGroup, FailureGroups } from './failure-groups.js';
+export type { RecordPlace, RedrivePreview } from './redrive-preview.js';
 export type { FieldPairs, Page, PendingEntry, StreamEntry } from './entries.js';
 export { PARKED_BY_OPERATOR } from './entry-actions.js';
 export type { CursorPreview, CursorTarget } from './group-cursor.js';

@@ -9,6 +9,7 @@ import { type AuditIntent, AuditLog, type AuditRecord } from './audit-log.js';
 import { auditedWrite } from './audited-write.js';
 import { type ConsumerInfo, deleteConsumer, handOver, listConsumers } from './consumers.js';
 import {
+  checkFilter,
   type DeadLetterFilter,
   type FilteredPage,
   type RedriveReport,
@@ -16,10 +17,13 @@ import {
   redriveMatching,
   redriveOne,
 } from './dead-letters.js';
+import { type FailureGroups, mergeFailureGroups, readFailureGroups } from './failure-groups.js';
+import { checkKeyField, previewRedrive, type RedrivePreview } from './redrive-preview.js';
 import { type Page, type PendingEntry, type StreamEntry, readEntry, readEntryPage, readPendingPage } from './entries.js';
 import { ackEntry, claimEntry, parkEntry } from './entry-actions.js';
 import { type CursorPreview, type CursorTarget, previewGroupCursor, setGroupCursor } from './group-cursor.js';
 import { OperationError } from './errors/operation.error.js';
+import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import { OPERATIONS_DEFAULTS } from './operations.constants.js';
 import { type StreamOverview, type StreamSetting, readOverview } from './overview.js';
 import { type GroupOwnership, readOwnership } from './ownership.js';
@@ -153,6 +157,34 @@ export class StreamOperations {
     );
   }
 
+  /** The stream's dead letters grouped by cause, from at most `scanLimit` records (oldest first). */
+  failureGroups(stream: string, signal?: AbortSignal): Promise<FailureGroups> {
+    return this.read(stream, ({ deadLetterStream }) =>
+      readFailureGroups(this.deadLetters, stream, deadLetterStream, { scanLimit: this.o.scanLimit, signal }),
+    );
+  }
+
+  /** The failure groups of every served stream merged by fingerprint; each stream read within `scanLimit`. */
+  async failureGroupsAcross(signal?: AbortSignal): Promise<FailureGroups> {
+    const parts: FailureGroups[] = [];
+    for (const { stream } of await this.streams()) parts.push(await this.failureGroups(stream, signal));
+    return mergeFailureGroups(parts);
+  }
+
+  /** A dry run of `redriveMatching`: what it would re-drive, with keys read from `keyField` of the payload. */
+  async previewRedrive(
+    stream: string,
+    filter: DeadLetterFilter,
+    keyField?: string,
+    signal?: AbortSignal,
+  ): Promise<RedrivePreview> {
+    checkFilter(filter);
+    checkKeyField(keyField);
+    return this.read(stream, ({ deadLetterStream }) =>
+      previewRedrive(this.deadLetters, deadLetterStream, filter, { scanLimit: this.o.scanLimit, keyField, signal }),
+    );
+  }
+
   deadLetter(stream: string, id: string): Promise<DeadLetter | null> {
     return this.read(stream, ({ deadLetterStream }) => this.deadLetters.inspect(deadLetterStream, id));
   }
@@ -204,9 +236,18 @@ export class StreamOperations {
   }
 
   redriveMatching(actor: string, stream: string, filter: DeadLetterFilter): Promise<RedriveReport> {
-    return this.audited(actor, 'dlq.redrive-matching', stream, filter.group ?? '', '', filter, ({ deadLetterStream }) =>
-      redriveMatching(this.deadLetters, deadLetterStream, filter, this.o.scanLimit),
-    );
+    return this.audited(actor, 'dlq.redrive-matching', stream, filter.group ?? '', '', filter, async ({ deadLetterStream }) => {
+      checkFilter(filter);
+      const report = await redriveMatching(this.deadLetters, deadLetterStream, filter, this.o.scanLimit);
+      const touched = report.redriven.length + report.tombstones + report.failed.length;
+      if (filter.cause && touched === 0) {
+        throw new OperationError(
+          'not-found',
+          OPERATIONS_MESSAGES.noSuchCause(deadLetterStream, filter.cause, report.scanned, !report.more),
+        );
+      }
+      return report;
+    });
   }
 
   discard(actor: string, stream: string, id: string) {
