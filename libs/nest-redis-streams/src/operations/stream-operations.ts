@@ -141,12 +141,13 @@ export class StreamOperations {
   }
 
   /** A page of the stream's dead letters matching `filter`; `signal` (the request ended) stops the scan. */
-  listDeadLetters(
+  async listDeadLetters(
     stream: string,
     filter: DeadLetterFilter = {},
     page: { after?: string; count?: number } = {},
     signal?: AbortSignal,
   ): Promise<FilteredPage> {
+    checkFilter(filter);
     return this.read(stream, ({ deadLetterStream }) =>
       listDeadLetters(this.deadLetters, deadLetterStream, filter, {
         after: page.after,
