@@ -163,7 +163,7 @@ export class ConsoleApiController {
   deadLetters(@Query() q: Input, @RequestSignal() signal: AbortSignal) {
     return answer(async () => {
       const stream = name(q, 'stream');
-      const filter = { reason: optionalName(q, 'reason'), group: optionalName(q, 'group') };
+      const filter = deadLetterFilter(q);
       const page = { after: optionalId(q, 'after'), count: count(q) };
       const { deadLetterStream } = await this.ops.served(stream);
       const [found, tally] = await Promise.all([
@@ -171,6 +171,30 @@ export class ConsoleApiController {
         this.ops.tallyDeadLetters(stream),
       ]);
       return { ...found, items: found.items.map((d) => this.redactLetter(d)), tally, deadLetterStream };
+    }, signal);
+  }
+
+  /** The dead letters grouped by cause: of `stream`, or without it of every served stream merged. */
+  @Get('dead-letters/groups')
+  failureGroups(@Query() q: Input, @RequestSignal() signal: AbortSignal) {
+    return answer(async () => {
+      const stream = optionalName(q, 'stream');
+      return stream === undefined ? this.ops.failureGroupsAcross(signal) : this.ops.failureGroups(stream, signal);
+    }, signal);
+  }
+
+  /** A dry run of a filtered re-drive; ordering keys (read from `key`) pass through the redaction hook. */
+  @Get('dead-letters/redrive-preview')
+  redrivePreview(@Query() q: Input, @RequestSignal() signal: AbortSignal) {
+    return answer(async () => {
+      const [stream, keyField] = [name(q, 'stream'), optionalName(q, 'key')];
+      const preview = await this.ops.previewRedrive(stream, deadLetterFilter(q), keyField, signal);
+      if (!preview.keys || !this.options.redact) return preview;
+      const top = preview.keys.top.map(({ key, count }) => {
+        const [pair] = this.redact([[preview.keys!.field, key]], stream, '') ?? [];
+        return { key: pair?.[1] ?? '', count };
+      });
+      return { ...preview, keys: { ...preview.keys, top } };
     }, signal);
   }
 
@@ -214,11 +238,11 @@ export class ConsoleApiController {
   @ConsoleWrite('dlq.redrive-matching')
   redriveMatching(@Body() b: Input, @Req() req: ConsoleRequest) {
     return answer(async () => {
-      const filter = { reason: optionalName(b, 'reason'), group: optionalName(b, 'group') };
-      if (!filter.reason && !filter.group && b?.all !== true) {
+      const filter = deadLetterFilter(b);
+      if (!filter.reason && !filter.group && !filter.cause && b?.all !== true) {
         throw new OperationError(
           'bad-request',
-          'A re-drive of every dead letter needs "all": true (or filter by reason or group).',
+          'A re-drive of every dead letter needs "all": true (or filter by reason, group or cause).',
         );
       }
       return this.ops.redriveMatching(actor(req), name(b, 'stream'), filter);
@@ -257,6 +281,11 @@ export class ConsoleApiController {
     const { fields, ...rest } = letter;
     return { ...rest, fields: this.redact(Object.entries(fields), letter.stream, letter.id, letter.group) };
   }
+}
+
+/** Which dead letters a request is about: reason, the group that parked them, the failure group's fingerprint. */
+function deadLetterFilter(input: Input) {
+  return { reason: optionalName(input, 'reason'), group: optionalName(input, 'group'), cause: optionalName(input, 'cause') };
 }
 
 function actor(req: ConsoleRequest): string {

@@ -2,6 +2,7 @@ import { canWrite, get, loadSession, post } from './api.js';
 import { h, ident, route, table, when } from './dom.js';
 import { payload } from './group-view.js';
 import { act } from './notice.js';
+import { failureGroupsCard } from './failure-groups-view.js';
 
 interface Letter {
   id: string;
@@ -24,10 +25,13 @@ interface Tally {
 const TOMBSTONES = ['payload-trimmed', 'trimmed-undelivered'];
 const REASONS = ['', 'max-deliveries', 'non-retryable', 'undecodable', 'undecodable-event-id', ...TOMBSTONES];
 
-/** A stream's dead letters: filter, re-drive (one, filtered, all), discard; tombstones as losses. */
+/**
+ * A stream's dead letters: its failure groups first (drill down by cause, dry-run a re-drive), then
+ * the records: filter, re-drive (one, filtered, all), discard; tombstones as losses.
+ */
 export async function deadLettersView(params: URLSearchParams, rerender: () => Promise<void>): Promise<HTMLElement> {
   const stream = params.get('stream') ?? '';
-  const filter = { reason: params.get('reason') ?? '', group: params.get('group') ?? '' };
+  const filter = { reason: params.get('reason') ?? '', group: params.get('group') ?? '', cause: params.get('cause') ?? '' };
   const session = await loadSession();
   const writable = canWrite(session, stream);
   const page = await get<{ items: Letter[]; next: string | null; tally: Tally; deadLetterStream: string }>('dead-letters', {
@@ -87,15 +91,25 @@ export async function deadLettersView(params: URLSearchParams, rerender: () => P
         : '',
     ];
   });
-  const filtered = Boolean(filter.reason || filter.group);
+  const filtered = Boolean(filter.reason || filter.group || filter.cause);
+  const groups = await failureGroupsCard(stream, writable, filter.cause, rerender);
   const losses = Object.entries(page.tally.byReason).filter(([r]) => TOMBSTONES.includes(r));
   return h(
     'div',
     { 'data-test': 'dead-letters' },
+    groups,
     h(
       'section',
       { class: 'card' },
       h('h2', {}, `Dead letters of ${stream}`, h('small', {}, page.deadLetterStream)),
+      filter.cause
+        ? h(
+            'p',
+            { 'data-test': 'cause-filter' },
+            `Showing failure group ${filter.cause} only. `,
+            h('a', { class: 'link', href: route('dead-letters', { stream }) }, 'all dead letters'),
+          )
+        : '',
       h(
         'p',
         {},
@@ -122,6 +136,7 @@ export async function deadLettersView(params: URLSearchParams, rerender: () => P
               stream,
               ...(reason.value ? { reason: reason.value } : {}),
               ...(group.value ? { group: group.value } : {}),
+              ...(filter.cause ? { cause: filter.cause } : {}),
             }).slice(1);
           },
         },
@@ -151,6 +166,7 @@ export async function deadLettersView(params: URLSearchParams, rerender: () => P
                         stream,
                         ...(filter.reason ? { reason: filter.reason } : {}),
                         ...(filter.group ? { group: filter.group } : {}),
+                        ...(filter.cause ? { cause: filter.cause } : {}),
                         all: !filtered,
                       }),
                     rerender,
