@@ -2,6 +2,8 @@ export * from './errors/index.js';
 export * from './audit-log.js';
 export type { ConsumerInfo } from './consumers.js';
 export { TOMBSTONE_REASONS, type DeadLetterFilter, type FilteredPage, type RedriveReport } from './dead-letters.js';
+export type { CanaryOptions } from './canary-options.js';
+export type { CanaryProgress, CanaryRedrives, CanaryState } from './canary-redrive.js';
 export type { FailureGroup, FailureGroups } from './failure-groups.js';
 export type { RecordPlace, RedrivePreview } from './redrive-preview.js';
 export type { FieldPairs, Page, PendingEntry, StreamEntry } from './entries.js';

@@ -43,6 +43,10 @@ export const OPERATIONS_MESSAGES = {
     ': it was re-driven or discarded already, or the fingerprint is from another stream. List the groups to find it.',
   badKeyField: (value: unknown) =>
     `The ordering-key field must be a payload field name of 1 to 200 characters, got ${JSON.stringify(value)}.`,
+  badCanaryOption: (name: string, value: unknown, limit: { min: number; max: number; integer: boolean }) =>
+    `${name} must be ${limit.integer ? 'a whole number' : 'a number'} from ${limit.min} to ${limit.max}, ` +
+    `got ${JSON.stringify(value)}.`,
+  noCanaryRun: (runId: string) => `There is no canary re-drive run "${runId}" (unknown, or older than its 7 days).`,
   noDeadLetter: (dlq: string, id: string) => `Dead-letter stream "${dlq}" has no entry ${id} (already re-driven or discarded).`,
   parkedByOperator: (actor: string) => `Sent to the dead-letter stream by an operator (${actor}).`,
   auditRefused: (action: string, stream: string, audit: string, reason: string) =>

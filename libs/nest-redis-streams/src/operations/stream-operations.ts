@@ -7,6 +7,7 @@ import type { TrimTarget } from '../trim/retention-options.interface.js';
 import { type SafeTrimResult, trimSafely } from '../trim/trim-safely.js';
 import { type AuditIntent, AuditLog, type AuditRecord } from './audit-log.js';
 import { auditedWrite } from './audited-write.js';
+import { CanaryRedrives } from './canary-redrive.js';
 import { type ConsumerInfo, deleteConsumer, handOver, listConsumers } from './consumers.js';
 import {
   checkFilter,
@@ -43,6 +44,8 @@ import type { RangeOptions, StreamOperationsOptions } from './stream-operations-
 export class StreamOperations {
   readonly deadLetters: DeadLetterService;
   readonly audit: AuditLog;
+  /** Canary re-drives of a failure group (start one, read a run's progress). */
+  readonly canaries: CanaryRedrives;
   private readonly scripted: ScriptedRedis;
   private readonly servedStreams: ServedStreams;
   private capabilityProbe: Promise<CapabilitySummary> | null = null;
@@ -60,6 +63,14 @@ export class StreamOperations {
       maxLen: this.o.auditMaxLen,
       refusalStream: auditRefusalStream(this.o.auditStream),
       refusalMaxLen: this.o.auditRefusalsMaxLen,
+    });
+    const served = (stream: string) => this.served(stream);
+    this.canaries = new CanaryRedrives({
+      redis,
+      deadLetters: this.deadLetters,
+      audit: this.audit,
+      served,
+      scanLimit: this.o.scanLimit,
     });
     const auditStreams = [this.audit.stream, this.audit.refusalStream];
     this.servedStreams = new ServedStreams(redis, options.streams, auditStreams, this.o.discoveryTtlMs);
