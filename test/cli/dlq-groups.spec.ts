@@ -1,4 +1,7 @@
-import { redisClient, unique } from '../support/helpers.js';
+import { Controller } from '@nestjs/common';
+import { EventPattern, Payload } from '@nestjs/microservices';
+import { failureCause } from 'nest-redis-streams';
+import { redisClient, startMicroservice, unique } from '../support/helpers.js';
 import { runCli } from './run-cli.js';
 
 const redis = redisClient();
@@ -88,6 +91,62 @@ describe('nest-redis-streams dlq groups / redrive --cause (the compiled binary, 
     for (const [args, code, message] of cases) {
       const run = await runCli(args);
       expect({ args, code: run.code }).toEqual({ args, code });
+      expect(run.stderr).toMatch(message);
+    }
+    expect(await redis.xlen(`${stream}:dlq`)).toBe(5);
+  });
+
+  it('runs a canary re-drive in the foreground, printing progress, and ends done (exit 0)', async () => {
+    const { stream } = await failingStream();
+    const ran: unknown[] = [];
+    @Controller()
+    class Handler {
+      @EventPattern(stream)
+      handle(@Payload() data: unknown) {
+        ran.push(data);
+      }
+    }
+    const { app } = await startMicroservice([Handler], { group: 'g', consumer: 'c1' });
+    try {
+      const cause = failureCause('PaymentError', 'Card 1 declined').fingerprint;
+      const run = await runCli([
+        'dlq',
+        'redrive',
+        stream,
+        '--cause',
+        cause,
+        '--canary',
+        '2',
+        '--rate',
+        '50',
+        '--settle-ms',
+        '20000',
+      ]);
+      expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(run.stdout).toMatch(/canary run [0-9a-f-]{36} on /);
+      expect(run.stdout).toMatch(/running canary: 1 re-driven/);
+      expect(run.stdout).toContain('done rate: 4 re-driven, 4 succeeded, 0 failed again, 0 watching');
+      expect(run.stdout).toContain('All 4 re-driven; 4 succeeded, 0 failed again.');
+      expect(ran).toHaveLength(4);
+      expect(await redis.xlen(`${stream}:dlq`)).toBe(1);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('refuses canary options out of range or without a cause, naming them (exit 2)', async () => {
+    const { stream } = await failingStream();
+    const cause = failureCause('PaymentError', 'Card 1 declined').fingerprint;
+    const cases: Array<[string[], RegExp]> = [
+      [['--cause', cause, '--canary', '2', '--max-failure-ratio', '2'], /maxFailureRatio must be a number from 0 to 1, got 2\./],
+      [['--cause', cause, '--canary', '0'], /canary must be a whole number from 1 to 1000, got 0\./],
+      [['--cause', cause, '--canary', '2', '--rate', 'fast'], /ratePerSec must be a number from 0.01 to 1000, got "fast"\./],
+      [['--all', '--canary', '2'], /--canary re-drives one failure group/],
+      [['--cause', cause, '--rate', '5'], /--rate goes with --canary N/],
+    ];
+    for (const [flags, message] of cases) {
+      const run = await runCli(['dlq', 'redrive', stream, ...flags]);
+      expect({ flags, code: run.code }).toEqual({ flags, code: 2 });
       expect(run.stderr).toMatch(message);
     }
     expect(await redis.xlen(`${stream}:dlq`)).toBe(5);

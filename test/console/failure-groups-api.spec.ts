@@ -1,4 +1,4 @@
-import { testContext, unique } from '../support/helpers.js';
+import { testContext, unique, waitFor } from '../support/helpers.js';
 import { type ConsoleApp, q, startConsoleApp } from './console-app.js';
 
 const { redis, closers } = testContext();
@@ -81,5 +81,30 @@ describe('console API: failure groups and the re-drive dry run (Express, real Re
     expect(redrive.status).toBe(404);
     expect((await c.get(`dead-letters/groups?${q({ stream: unique('not-served') })}`)).status).toBe(404);
     expect(await redis.xlen(`${stream}:dlq`)).toBe(4);
+  });
+
+  it('starts a canary run (answering its id at once), serves its progress, and refuses bad options and unknown runs', async () => {
+    const { stream } = await arrange();
+    const c = await start({ streams: [stream], auditStream: unique('audit'), guard: () => 'tester' });
+    const { body } = await c.get(`dead-letters/groups?${q({ stream })}`);
+    const cause = body.groups[0].fingerprint as string;
+
+    const bad = await c.post('dead-letters/canary', { stream, cause, maxFailureRatio: '0.5' });
+    expect(bad).toMatchObject({ status: 400, body: { message: 'maxFailureRatio must be a number from 0 to 1, got "0.5".' } });
+    expect((await c.post('dead-letters/canary', { stream, cause, canary: 5000 })).status).toBe(400);
+    expect((await c.post('dead-letters/canary', { stream, cause: 'abcdefabcdef' })).status).toBe(404);
+    expect((await c.get(`dead-letters/canary?${q({ run: 'nope' })}`)).status).toBe(404);
+
+    // No consumer runs group g: the canary is never acknowledged, so it fails once settleMs passes.
+    const started = await c.post('dead-letters/canary', { stream, cause, canary: 1, settleMs: 300 });
+    expect(started.status).toBe(200);
+    const run = started.body.runId as string;
+    const end = await waitFor(async () => {
+      const progress = (await c.get(`dead-letters/canary?${q({ run })}`)).body;
+      return progress.state === 'running' ? null : progress;
+    }, 'the canary run to end');
+    expect(end).toMatchObject({ state: 'stopped', phase: 'canary', redriven: 1, failedAgain: 1 });
+    expect(end.reason).toContain('not acknowledged within 300 ms');
+    expect(await redis.xlen(`${stream}:dlq`)).toBe(3);
   });
 });

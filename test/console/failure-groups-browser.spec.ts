@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
-import { testContext, unique, waitFor } from '../support/helpers.js';
+import { type Browser, type Page, chromium } from 'playwright-core';
+import { startRecorder, testContext, unique, waitFor } from '../support/helpers.js';
 import { startConsoleApp } from './console-app.js';
 
 const { redis, closers } = testContext();
@@ -22,21 +22,26 @@ async function park(stream: string, errorClass: string, error: string, customer:
   return (await redis.xadd(`${stream}:dlq`, '*', ...meta, 'data', JSON.stringify({ customer }))) as string;
 }
 
+/** A writable console on `stream` and a page on its dead letters; dialogs are accepted. */
+async function openDeadLetters(stream: string): Promise<{ page: Page; errors: string[] }> {
+  const c = await startConsoleApp({ streams: [stream], auditStream: unique('audit'), guard: () => 'browser' });
+  closers.push(() => c.app.close());
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  closers.push(() => page.close());
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  page.on('dialog', (dialog) => void dialog.accept());
+  await page.goto(`${c.base}#dead-letters?${new URLSearchParams({ stream })}`);
+  return { page, errors };
+}
+
 describe('console dead-letter page in headless Chromium: failure groups', () => {
   it('opens on the failure groups, drills down to one, dry-runs it and re-drives it by a click', async () => {
     const stream = unique('browser-groups');
     await redis.xgroup('CREATE', stream, 'g', '$', 'MKSTREAM');
     for (const n of [1, 2, 3]) await park(stream, 'PaymentError', `Card ${n} declined for "<b>o-${n}</b>"`, `cus-${n % 2}`);
     const other = await park(stream, 'TypeError', 'sku is undefined', 'cus-9');
-    const c = await startConsoleApp({ streams: [stream], auditStream: unique('audit'), guard: () => 'browser' });
-    closers.push(() => c.app.close());
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    closers.push(() => page.close());
-    const errors: string[] = [];
-    page.on('pageerror', (err) => errors.push(err.message));
-    page.on('dialog', (dialog) => void dialog.accept());
-
-    await page.goto(`${c.base}#dead-letters?${new URLSearchParams({ stream })}`);
+    const { page, errors } = await openDeadLetters(stream);
     await page.waitForSelector('[data-test=failure-groups] table');
     const groups = await page.textContent('[data-test=failure-groups]');
     expect(groups).toContain('2 groups. All 4 records read.');
@@ -63,6 +68,29 @@ describe('console dead-letter page in headless Chromium: failure groups', () => 
     await waitFor(async () => (await redis.xlen(stream)) === 3, 'the group to be re-driven');
     await waitFor(async () => (await page.textContent('#notice'))?.includes('done'), 'the notice of the re-drive');
     expect(await redis.xlen(`${stream}:dlq`)).toBe(1);
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it('starts a canary re-drive from the dry run and shows its progress until it is done', async () => {
+    const stream = unique('browser-canary');
+    await redis.xgroup('CREATE', stream, 'g', '$', 'MKSTREAM');
+    for (const n of [1, 2, 3, 4]) await park(stream, 'PaymentError', `Card ${n} declined`, `cus-${n}`);
+    const { seen } = await startRecorder(closers, stream, { group: 'g', consumer: 'c1' });
+    const { page, errors } = await openDeadLetters(stream);
+    await page.click('[data-test=dry-run]');
+    await page.fill('input[name=canary]', '2');
+    await page.click('[data-test=canary-start]');
+    await page.waitForSelector('[data-test=canary-state]');
+    await waitFor(
+      async () => (await page.textContent('[data-test=canary-state]'))?.startsWith('done'),
+      'the canary run to be done',
+      30_000,
+    );
+    expect(await page.textContent('[data-test=canary-counts]')).toContain(
+      '4 re-driven, 4 succeeded, 0 failed again, 0 watching.',
+    );
+    expect(await page.textContent('[data-test=canary-reason]')).toBe('All 4 re-driven; 4 succeeded, 0 failed again.');
+    expect(seen).toHaveLength(4);
     expect(errors).toEqual([]);
   }, 60_000);
 });

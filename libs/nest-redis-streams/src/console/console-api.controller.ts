@@ -249,6 +249,33 @@ export class ConsoleApiController {
     });
   }
 
+  /**
+   * Starts a canary re-drive of one failure group in this process and answers its run id at once;
+   * its progress is read with GET dead-letters/canary (from any instance: it is kept in Redis).
+   */
+  @Post('dead-letters/canary')
+  @ConsoleWrite('dlq.canary.start')
+  canary(@Body() b: Input, @Req() req: ConsoleRequest) {
+    return answer(async () => {
+      const options = {
+        cause: name(b, 'cause'),
+        ...(['canary', 'ratePerSec', 'maxFailureRatio', 'settleMs'] as const).reduce(
+          (picked, key) => (b?.[key] === undefined ? picked : { ...picked, [key]: b[key] }),
+          {},
+        ),
+      };
+      const { runId, done } = await this.ops.canaries.start(actor(req), name(b, 'stream'), options);
+      // Its end (or failure) is in the run's state and the audit; nobody awaits it here.
+      done.catch(() => undefined);
+      return { runId };
+    });
+  }
+
+  @Get('dead-letters/canary')
+  canaryProgress(@Query() q: Input) {
+    return answer(() => this.ops.canaries.progress(name(q, 'run')));
+  }
+
   @Post('dead-letters/discard')
   @ConsoleWrite('dlq.discard')
   discard(@Body() b: Input, @Req() req: ConsoleRequest) {

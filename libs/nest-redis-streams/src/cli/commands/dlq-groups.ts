@@ -1,3 +1,5 @@
+import type { Parsed } from '../cli-args.js';
+import type { CanaryProgress } from '../../operations/canary-redrive.js';
 import type { FailureGroups } from '../../operations/failure-groups.js';
 import type { RedrivePreview } from '../../operations/redrive-preview.js';
 import type { CliContext } from '../cli-context.js';
@@ -64,4 +66,35 @@ export function printRedrivePreview(ctx: CliContext, stream: string, preview: Re
   } else ctx.print('keys: add --key <payload field> to see which ordering keys they hold');
   ctx.print(`${coverage(preview)}.`);
   return EXIT.ok;
+}
+
+/** A number option as typed; anything else goes through as text, for the check to name it. */
+function numberOption(parsed: Parsed, name: string): number | undefined {
+  const raw = parsed.values[name];
+  if (raw === undefined) return undefined;
+  return (typeof raw === 'string' && /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw) as number;
+}
+
+/** `dlq redrive <stream> --cause <fp> --canary N`: runs in the foreground, a line per step. */
+export async function runCanary(ctx: CliContext, parsed: Parsed, stream: string, cause: string): Promise<number> {
+  const options = {
+    cause,
+    canary: numberOption(parsed, 'canary'),
+    ratePerSec: numberOption(parsed, 'rate'),
+    maxFailureRatio: numberOption(parsed, 'max-failure-ratio'),
+    settleMs: numberOption(parsed, 'settle-ms'),
+  };
+  let last = '';
+  const line = (p: CanaryProgress) =>
+    `${p.state} ${p.phase}: ${p.redriven} re-driven, ${p.succeeded} succeeded, ${p.failedAgain} failed again, ${p.watching} watching`;
+  const { runId, done } = await ctx.ops.canaries.start(ctx.actor, stream, options, (p) => {
+    const text = line(p);
+    if (!ctx.json && text !== last) ctx.print(text);
+    last = text;
+  });
+  if (!ctx.json) ctx.print(`canary run ${runId} on ${escapeControls(stream)} (the console shows its progress too)`);
+  const end = await done;
+  if (ctx.json) ctx.printJson(end);
+  else ctx.print(escapeControls(end.reason));
+  return end.state === 'done' ? EXIT.ok : EXIT.checkFailed;
 }

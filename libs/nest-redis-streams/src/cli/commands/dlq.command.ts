@@ -7,7 +7,7 @@ import { COMMON_HELP, type Command } from '../command.interface.js';
 import { escapeControls, printable } from '../output.js';
 import { formatTable } from '../table.js';
 import { UsageError } from '../errors/usage.error.js';
-import { printFailureGroups, printRedrivePreview } from './dlq-groups.js';
+import { printFailureGroups, printRedrivePreview, runCanary } from './dlq-groups.js';
 
 const ACTIONS = ['groups', 'list', 'show', 'redrive', 'discard'];
 
@@ -21,6 +21,7 @@ export const dlqCommand: Command = {
   nest-redis-streams dlq show <stream> <id>
   nest-redis-streams dlq redrive <stream> <id>...
   nest-redis-streams dlq redrive <stream> --all | [--reason <r>] [--group <g>] [--cause <fp>] [--dry-run [--key <field>]]
+  nest-redis-streams dlq redrive <stream> --cause <fp> --canary N [--rate R] [--max-failure-ratio F] [--settle-ms MS]
   nest-redis-streams dlq discard <stream> <id>...
 
 <stream> is the source stream; its dead-letter stream is <stream>:dlq unless --dead-letter-stream.
@@ -38,6 +39,10 @@ stream with consumer groups. Each reads at most 10,000 records per stream and sa
   --all          redrive: every record (tombstones are skipped and counted)
   --dry-run      redrive: say how many, which groups and keys, oldest and newest; change nothing
   --key <field>  with --dry-run: the payload field that holds the ordering key
+  --canary N     redrive: N first, watched until acknowledged or parked again; then the rest at
+                 --rate per second (10), stopping by itself once more than --max-failure-ratio
+                 (0.2) of them failed again; --settle-ms (30000): longer undecided counts as failed.
+                 Runs in the foreground; exit 1 when it stopped, with the reason.
 
 ${COMMON_HELP}
 
@@ -51,6 +56,10 @@ Exit codes: 0 done, 2 bad arguments, 3 a record is missing or is a tombstone, 4 
     cause: { type: 'string' },
     'dry-run': { type: 'boolean' },
     key: { type: 'string' },
+    canary: { type: 'string' },
+    rate: { type: 'string' },
+    'max-failure-ratio': { type: 'string' },
+    'settle-ms': { type: 'string' },
   },
   prepare(parsed) {
     const action = parsed.positionals[0];
@@ -71,6 +80,12 @@ Exit codes: 0 done, 2 bad arguments, 3 a record is missing or is a tombstone, 4 
       );
     }
     if (parsed.values.key !== undefined && !parsed.values['dry-run']) throw new UsageError('--key goes with --dry-run.');
+    const canaryFlags = ['rate', 'max-failure-ratio', 'settle-ms'].filter((f) => parsed.values[f] !== undefined);
+    if (parsed.values.canary === undefined && canaryFlags.length > 0)
+      throw new UsageError(`--${canaryFlags[0]} goes with --canary N.`);
+    if (parsed.values.canary !== undefined && (parsed.values.cause === undefined || parsed.values['dry-run'])) {
+      throw new UsageError('--canary re-drives one failure group: dlq redrive <stream> --cause <fp> --canary N (no --dry-run).');
+    }
     const needsIds = action === 'show' || action === 'discard' || (action === 'redrive' && !bulk(parsed));
     const [, stream, ...ids] = positionals(
       `dlq ${action}`,
@@ -95,6 +110,7 @@ Exit codes: 0 done, 2 bad arguments, 3 a record is missing or is a tombstone, 4 
     if (action === 'show') return show(ctx, stream, ids[0]);
     if (action === 'redrive' && bulk(parsed)) {
       const filter = filterOf(parsed);
+      if (parsed.values.canary !== undefined) return runCanary(ctx, parsed, stream, filter.cause!);
       if (parsed.values['dry-run']) {
         return printRedrivePreview(ctx, stream, await ctx.ops.previewRedrive(stream, filter, stringOption(parsed, 'key')));
       }

@@ -2,6 +2,7 @@ import { canWrite, get, loadSession, post } from './api.js';
 import { h, ident, route, table, when } from './dom.js';
 import { payload } from './group-view.js';
 import { act } from './notice.js';
+import { canaryPanel } from './canary-progress-view.js';
 import { failureGroupsCard } from './failure-groups-view.js';
 
 interface Letter {
@@ -93,10 +94,12 @@ export async function deadLettersView(params: URLSearchParams, rerender: () => P
   });
   const filtered = Boolean(filter.reason || filter.group || filter.cause);
   const groups = await failureGroupsCard(stream, writable, filter.cause, rerender);
+  const run = params.get('run');
   const losses = Object.entries(page.tally.byReason).filter(([r]) => TOMBSTONES.includes(r));
   return h(
     'div',
     { 'data-test': 'dead-letters' },
+    run ? canaryPanel(run) : '',
     groups,
     h(
       'section',

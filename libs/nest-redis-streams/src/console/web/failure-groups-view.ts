@@ -121,22 +121,52 @@ function previewCard(
     h('p', {}, `Oldest: ${place(p.oldest)}. Newest: ${place(p.newest)}.`),
     h('p', {}, `Run again by: ${counts(p.groups) || '-'}. ${keys}`),
     h('p', {}, coverage(p)),
-    writable && p.wouldRedrive > 0
-      ? h(
-          'button',
-          {
-            class: 'primary',
-            'data-test': 'redrive-group',
-            onclick: () =>
-              confirm(`Re-drive the ${p.wouldRedrive} dead letters of failure group ${group.fingerprint}?`) &&
-              void act(
-                `Re-drive group ${group.fingerprint}`,
-                () => post('dead-letters/redrive-matching', { stream, cause: group.fingerprint }),
-                rerender,
-              ),
-          },
-          `re-drive ${p.wouldRedrive}`,
-        )
-      : '',
+    writable && p.wouldRedrive > 0 ? redriveButtons(stream, group, p, rerender) : '',
+  );
+}
+
+/** Re-drive the whole group at once, or as a canary: N first, the rest only if few fail again. */
+function redriveButtons(stream: string, group: FailureGroup, p: RedrivePreview, rerender: () => Promise<void>): HTMLElement {
+  const canary = h('input', {
+    name: 'canary',
+    value: String(Math.min(10, p.wouldRedrive)),
+    title: 'canaries',
+  }) as HTMLInputElement;
+  const startCanary = async () => {
+    const body = { stream, cause: group.fingerprint, canary: Number(canary.value) };
+    const { runId } = await post<{ runId: string }>('dead-letters/canary', body);
+    location.hash = route('dead-letters', { stream, run: runId }).slice(1);
+  };
+  return h(
+    'p',
+    {},
+    h(
+      'button',
+      {
+        class: 'primary',
+        'data-test': 'redrive-group',
+        onclick: () =>
+          confirm(`Re-drive the ${p.wouldRedrive} dead letters of failure group ${group.fingerprint}?`) &&
+          void act(
+            `Re-drive group ${group.fingerprint}`,
+            () => post('dead-letters/redrive-matching', { stream, cause: group.fingerprint }),
+            rerender,
+          ),
+      },
+      `re-drive ${p.wouldRedrive}`,
+    ),
+    ' or a canary: ',
+    canary,
+    ' first, then the rest at the rate limit unless they fail again ',
+    h(
+      'button',
+      {
+        class: 'primary',
+        'data-test': 'canary-start',
+        onclick: () =>
+          void startCanary().catch((err: unknown) => notify(`Canary: ${err instanceof Error ? err.message : String(err)}`, true)),
+      },
+      'start canary',
+    ),
   );
 }
