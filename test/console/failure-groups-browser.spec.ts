@@ -1,8 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, type Page, chromium } from 'playwright-core';
-import { startRecorder, testContext, unique, waitFor } from '../support/helpers.js';
-import { startConsoleApp } from './console-app.js';
+import { Controller } from '@nestjs/common';
+import { EventPattern } from '@nestjs/microservices';
+import { NonRetryableError, StreamOperations } from 'nest-redis-streams';
+import { startMicroservice, startRecorder, testContext, unique, waitFor } from '../support/helpers.js';
+import { type ConsoleApp, q, startConsoleApp } from './console-app.js';
 
 const { redis, closers } = testContext();
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -23,7 +26,7 @@ async function park(stream: string, errorClass: string, error: string, customer:
 }
 
 /** A writable console on `stream` and a page on its dead letters; dialogs are accepted. */
-async function openDeadLetters(stream: string): Promise<{ page: Page; errors: string[] }> {
+async function openDeadLetters(stream: string): Promise<{ page: Page; errors: string[]; c: ConsoleApp }> {
   const c = await startConsoleApp({ streams: [stream], auditStream: unique('audit'), guard: () => 'browser' });
   closers.push(() => c.app.close());
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -32,7 +35,7 @@ async function openDeadLetters(stream: string): Promise<{ page: Page; errors: st
   page.on('pageerror', (err) => errors.push(err.message));
   page.on('dialog', (dialog) => void dialog.accept());
   await page.goto(`${c.base}#dead-letters?${new URLSearchParams({ stream })}`);
-  return { page, errors };
+  return { page, errors, c };
 }
 
 describe('console dead-letter page in headless Chromium: failure groups', () => {
@@ -91,6 +94,38 @@ describe('console dead-letter page in headless Chromium: failure groups', () => 
     );
     expect(await page.textContent('[data-test=canary-reason]')).toBe('All 4 re-driven; 4 succeeded, 0 failed again.');
     expect(seen).toHaveLength(4);
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it("shows a dead letter's history from its row: first id, parked, re-driven, parked again", async () => {
+    const stream = unique('browser-history');
+    await redis.xgroup('CREATE', stream, 'g', '$', 'MKSTREAM');
+    @Controller()
+    class AlwaysFails {
+      @EventPattern(stream)
+      handle() {
+        throw new NonRetryableError('Still declined.');
+      }
+    }
+    const { app } = await startMicroservice([AlwaysFails], { group: 'g', consumer: 'c1' });
+    closers.push(() => app.close());
+    const ops = new StreamOperations(redis, { streams: [stream] });
+    const first = (await redis.xadd(stream, '*', 'v', 'nrs/1', 'data', '{}')) as string;
+    await waitFor(async () => (await redis.xlen(`${stream}:dlq`)) === 1, 'the first park');
+    const { newId } = await ops.redrive('tester', stream, (await ops.listDeadLetters(stream)).items[0].id);
+    await waitFor(async () => (await ops.listDeadLetters(stream)).items[0]?.originalId === newId, 'the second park');
+
+    const { page, errors, c } = await openDeadLetters(stream);
+    await page.click('[data-test=history-link]');
+    await page.waitForSelector('[data-test=history] table');
+    const text = await page.textContent('[data-test=history]');
+    expect(text).toContain(`History of ${newId}`);
+    expect(text).toContain(`first added to ${stream}`);
+    expect(text).toMatch(/re-driven to .* for group g/);
+    expect(text).toMatch(/parked again as .*NonRetryableError: Still declined\./);
+    expect(text!.indexOf(first)).toBeLessThan(text!.indexOf('parked again'));
+    const bad = await c.get(`entry-history?${q({ stream, id: 'yesterday' })}`);
+    expect(bad.status).toBe(400);
     expect(errors).toEqual([]);
   }, 60_000);
 });

@@ -145,6 +145,12 @@ export class ConsoleApiController {
     });
   }
 
+  /** An entry's history: lineage, parks, deliveries and outcome per group, as far as Redis still tells. */
+  @Get('entry-history')
+  entryHistory(@Query() q: Input) {
+    return answer(() => this.ops.entryHistory(name(q, 'stream'), id(q)));
+  }
+
   @Get('consumers')
   consumers(@Query() q: Input) {
     return answer(() => this.ops.consumers(name(q, 'stream'), name(q, 'group')));

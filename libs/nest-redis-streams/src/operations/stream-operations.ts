@@ -18,6 +18,7 @@ import {
   redriveMatching,
   redriveOne,
 } from './dead-letters.js';
+import { type EntryHistory, readEntryHistory } from './entry-history.js';
 import { type FailureGroups, mergeFailureGroups, readFailureGroups } from './failure-groups.js';
 import { checkKeyField, previewRedrive, type RedrivePreview } from './redrive-preview.js';
 import { type Page, type PendingEntry, type StreamEntry, readEntry, readEntryPage, readPendingPage } from './entries.js';
@@ -194,6 +195,13 @@ export class StreamOperations {
     checkKeyField(keyField);
     return this.read(stream, ({ deadLetterStream }) =>
       previewRedrive(this.deadLetters, deadLetterStream, filter, { scanLimit: this.o.scanLimit, keyField, signal }),
+    );
+  }
+
+  /** What happened to an entry: its lineage, its parks and where it stands in its groups. */
+  entryHistory(stream: string, id: string): Promise<EntryHistory> {
+    return this.read(stream, ({ deadLetterStream }) =>
+      readEntryHistory(this.redis, stream, deadLetterStream, id, this.o.scanLimit),
     );
   }
 

@@ -3,10 +3,12 @@ import { auditView } from './audit-view.js';
 import { deadLettersView } from './dead-letters-view.js';
 import { h, replace, route } from './dom.js';
 import { groupView } from './group-view.js';
+import { historyView } from './history-view.js';
 import { notify } from './notice.js';
 import { overviewView } from './overview-view.js';
 
-// The console page: hash routes (#overview, #group?stream=&group=, #dead-letters?stream=, #audit),
+// The console page: hash routes (#overview, #group?stream=&group=, #dead-letters?stream=, #audit,
+// #history?stream=&id=),
 // each rendered from the JSON API. The overview refreshes itself every refreshMs while shown.
 
 let timer: ReturnType<typeof setTimeout> | undefined;
@@ -41,6 +43,7 @@ async function render(): Promise<void> {
     if (view === 'group') replace(main, await groupView(params, render));
     else if (view === 'dead-letters') replace(main, await deadLettersView(params, render));
     else if (view === 'audit') replace(main, await auditView());
+    else if (view === 'history') replace(main, await historyView(params));
     else {
       replace(main, await overviewView());
       timer = setTimeout(() => void render(), session.refreshMs);

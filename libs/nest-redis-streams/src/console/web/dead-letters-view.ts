@@ -56,7 +56,13 @@ export async function deadLettersView(params: URLSearchParams, rerender: () => P
       ident(d.reason, tomb ? 'loss' : undefined),
       d.group,
       d.deliveries,
-      ident(d.originalId ?? ''),
+      d.originalId
+        ? h(
+            'a',
+            { class: 'link ident', 'data-test': 'history-link', href: route('history', { stream, id: d.originalId }) },
+            d.originalId,
+          )
+        : '',
       ident(when(Number((d.originalId ?? '').split('-')[0]))),
       d.errorClass,
       h('span', { class: 'wide' }, d.error),
