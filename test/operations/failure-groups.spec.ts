@@ -58,6 +58,20 @@ describe('failure groups and the re-drive dry run (StreamOperations against Redi
     expect(all).toMatchObject({ total: 3, scanned: 3, complete: true });
     expect(all.groups[0].count).toBe(2);
     expect({ ...all.groups[0].streams }).toEqual({ [a]: 1, [b]: 1 });
+    expect(all.skipped).toEqual([]);
+  });
+
+  it('across streams, skips (and names) a stream it cannot read instead of failing them all', async () => {
+    const good = await servedStream();
+    // Its dead-letter key holds a hash (someone else's key): reading it fails for that stream only.
+    const broken = await servedStream();
+    await redis.hset(`${broken}:dlq`, 'a', '1');
+    await park(good, declined(1));
+    const all = await new StreamOperations(redis, { streams: [good, broken] }).failureGroupsAcross();
+    expect(all.groups.map((g) => g.count)).toEqual([1]);
+    expect(all.skipped).toEqual([
+      { stream: broken, reason: expect.stringContaining(`Key "${broken}:dlq" holds a hash, not a stream.`) },
+    ]);
   });
 
   it('stops at the scan budget on a large dead-letter stream and says how far it got', async () => {

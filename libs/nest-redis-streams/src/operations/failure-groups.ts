@@ -30,6 +30,8 @@ export interface FailureGroups {
   complete: boolean;
   /** Id of the last record read (oldest first) in each dead-letter stream: how far the read got. */
   readUpTo: Record<string, string | null>;
+  /** Across streams only: the streams that could not be read, and why (the others are still counted). */
+  skipped?: Array<{ stream: string; reason: string }>;
 }
 
 /** The fingerprint of a dead letter's cause. */

@@ -180,8 +180,17 @@ export class StreamOperations {
   /** The failure groups of every served stream merged by fingerprint; each stream read within `scanLimit`. */
   async failureGroupsAcross(signal?: AbortSignal): Promise<FailureGroups> {
     const parts: FailureGroups[] = [];
-    for (const { stream } of await this.streams()) parts.push(await this.failureGroups(stream, signal));
-    return mergeFailureGroups(parts);
+    const skipped: Array<{ stream: string; reason: string }> = [];
+    for (const { stream } of await this.streams()) {
+      // One stream that cannot be read (gone, another type, not served) must not hide the others.
+      const part = await this.failureGroups(stream, signal).catch((err: unknown) => {
+        if (!(err instanceof OperationError)) throw err;
+        skipped.push({ stream, reason: err.message });
+        return null;
+      });
+      if (part) parts.push(part);
+    }
+    return { ...mergeFailureGroups(parts), skipped };
   }
 
   /** A dry run of `redriveMatching`: what it would re-drive, with keys read from `keyField` of the payload. */

@@ -39,6 +39,8 @@ export async function printFailureGroups(ctx: CliContext, stream: string | undef
   const where = stream ? 'groups' : 'streams';
   ctx.print(formatTable(['fingerprint', 'count', 'class', 'pattern', 'first seen', 'last seen', where], rows, new Set([1])));
   ctx.print(`${found.groups.length} failure groups; ${coverage(found)}.`);
+  for (const { stream: name, reason } of found.skipped ?? [])
+    ctx.warn(`skipped ${escapeControls(name)}: ${escapeControls(reason)}`);
   if (found.groups.length > 0 && stream) {
     ctx.print(`Dry run of one: nest-redis-streams dlq redrive ${escapeControls(stream)} --cause <fingerprint> --dry-run`);
   }
