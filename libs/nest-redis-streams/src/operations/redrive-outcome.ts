@@ -46,11 +46,17 @@ export class RedriveOutcomes {
     if (this.watched.size === 0) return [];
     const stillPending = new Set<string>();
     const delivered = new Map<string, string>();
-    for (const w of this.watched.values()) {
-      const rows = (await this.redis.xpending(this.stream, w.group, w.newId, w.newId, 1)) as unknown[];
-      if (rows.length > 0) stillPending.add(w.newId);
-      if (!delivered.has(w.group)) delivered.set(w.group, await this.lastDelivered(w.group));
-    }
+    // One round trip for every watched entry's PEL row (a canary of 1,000 is polled several times a second).
+    const watched = [...this.watched.values()];
+    const pipeline = this.redis.pipeline();
+    for (const w of watched) pipeline.xpending(this.stream, w.group, w.newId, w.newId, 1);
+    const replies = (await pipeline.exec()) ?? [];
+    watched.forEach((w, i) => {
+      const [err, rows] = replies[i] ?? [null, []];
+      if (err) throw err;
+      if ((rows as unknown[]).length > 0) stillPending.add(w.newId);
+    });
+    for (const group of new Set(watched.map((w) => w.group))) delivered.set(group, await this.lastDelivered(group));
     await this.readNewDeadLetters();
     const decided: Array<Watched & { outcome: RedriveOutcome }> = [];
     const now = Date.now();
