@@ -45,7 +45,7 @@ describe('nest-redis-streams CLI (the compiled binary, spawned, against Redis)',
       [['status', '--max-lag', 'lots'], /--max-lag must be a whole number >= 0, got "lots"/],
       [['status', '--bogus'], /Unknown option '--bogus'.*status --help/],
       [['pending', 'orders'], /"pending" needs <group>/],
-      [['dlq', 'explode', 'orders'], /"dlq" needs an action: list, show, redrive, discard; got "explode"/],
+      [['dlq', 'explode', 'orders'], /"dlq" needs an action: groups, list, show, redrive, discard; got "explode"/],
       [['dlq', 'show', 'orders', 'not-an-id'], /A dead-letter id must be a stream id like .* got "not-an-id"/],
       [['setid', 'orders', 'g'], /exactly one of --id <id>, --time <time> or --end/],
       [
@@ -144,7 +144,7 @@ describe('nest-redis-streams CLI (the compiled binary, spawned, against Redis)',
     expect(one.code).toBe(0);
     const [[newId, fields]] = await redis.xrange(stream, '-', '+');
     expect(one.stdout).toContain(`re-driven ${poison} -> ${stream} ${newId}`);
-    expect(fields).toEqual(['order', 'o-1', 'nrs:group', 'g']);
+    expect(fields).toEqual(['order', 'o-1', 'nrs:group', 'g', 'nrs:redriven_from', poison, 'nrs:original_id', '1-1']);
 
     const all = await runCli(['dlq', 'redrive', stream, '--all']);
     expect(all.stdout).toContain('1 re-driven, 1 tombstones left, 0 failed');

@@ -119,7 +119,10 @@ describe('streams console API (Express, real Redis)', () => {
     expect(parkedFields).toEqual(expect.arrayContaining(['dlq:error_class', 'ParkedByOperator', 'n', '1']));
 
     const one = await c.post('dead-letters/redrive', { stream, id: poison });
-    expect((await redis.xrange(stream, one.body.newId, one.body.newId))[0][1]).toEqual(['n', '9', 'nrs:group', 'g']);
+    expect((await redis.xrange(stream, one.body.newId, one.body.newId))[0][1]).toEqual([
+      ...['n', '9', 'nrs:group', 'g'],
+      ...['nrs:redriven_from', poison, 'nrs:original_id', '1-1'],
+    ]);
     expect((await c.post('dead-letters/redrive-matching', { stream })).status).toBe(400);
     const byGroup = await c.post('dead-letters/redrive-matching', { stream, group: 'h' });
     expect(byGroup.body.redriven.map((r: { id: string }) => r.id)).toEqual([other]);

@@ -143,7 +143,10 @@ describe('streams console in headless Chromium', () => {
     expect(await redis.xrange(`${stream}:dlq`, letter, letter)).toEqual([]);
     await waitFor(async () => (await redis.xpending(stream, 'payments'))[0] === 0, 'payments to ack the re-driven entry');
     const [[, fields]] = await redis.xrevrange(stream, '+', '-', 'COUNT', 1);
-    expect(fields).toEqual(['orderId', 'o-17', 'data', '{"orderId":"o-17","amount":-1}', 'nrs:group', 'payments']);
+    expect(fields).toEqual([
+      ...['orderId', 'o-17', 'data', '{"orderId":"o-17","amount":-1}', 'nrs:group', 'payments'],
+      ...['nrs:redriven_from', letter, 'nrs:original_id', '1-1'],
+    ]);
     expect(errors).toEqual([]);
   }, 60_000);
 

@@ -186,7 +186,8 @@ describe.each(HANDLER_PATHS)('dead-letter stream (%s path)', (path) => {
     const newId = (await deadLetters.redrive(dlq, letter.id))!;
     await waitFor(() => redelivered.length === 1, 'the re-driven entry');
     const [[, fields]] = await redis.xrangeBuffer(stream, newId, newId);
-    expect(hex(fields)).toEqual(hex([...original, Buffer.from(ENVELOPE.targetGroup), Buffer.from('nest')]));
+    const lineage = [ENVELOPE.redrivenFrom, letter.id, ENVELOPE.originalId, letter.originalId].map((f) => Buffer.from(f));
+    expect(hex(fields)).toEqual(hex([...original, Buffer.from(ENVELOPE.targetGroup), Buffer.from('nest'), ...lineage]));
   });
 
   it('re-drives to the group that parked the entry: the other group acks it without running it', async () => {

@@ -112,7 +112,17 @@ describe('dead-letter scripts', () => {
 
   describe('re-drive', () => {
     const redrive = (dlq: string, stream: string, id: string, group: string) =>
-      redis.eval(REDRIVE_DEAD_LETTER, 2, dlq, stream, id, group, ENVELOPE.targetGroup);
+      redis.eval(
+        REDRIVE_DEAD_LETTER,
+        2,
+        dlq,
+        stream,
+        id,
+        group,
+        ENVELOPE.targetGroup,
+        ENVELOPE.redrivenFrom,
+        ENVELOPE.originalId,
+      );
 
     it('re-adds the exact bytes with the target group, un-escaped, and deletes the dead letter once', async () => {
       const { stream, dlq, id } = await pendingEntry([
@@ -139,6 +149,10 @@ describe('dead-letter scripts', () => {
           Buffer.from('y'),
           Buffer.from(ENVELOPE.targetGroup),
           Buffer.from('g'),
+          Buffer.from(ENVELOPE.redrivenFrom),
+          Buffer.from(deadLetterId),
+          Buffer.from(ENVELOPE.originalId),
+          Buffer.from(id),
         ]),
       );
       expect(await redis.xlen(dlq)).toBe(0);
@@ -151,7 +165,14 @@ describe('dead-letter scripts', () => {
       await park(stream, dlq, id, null);
       const [[letter]] = await redis.xrange(dlq, '-', '+');
       const newId = (await redrive(dlq, stream, letter, '')) as string;
-      expect((await redis.xrange(stream, newId, newId))[0][1]).toEqual(['n', '1']);
+      expect((await redis.xrange(stream, newId, newId))[0][1]).toEqual([
+        'n',
+        '1',
+        ENVELOPE.redrivenFrom,
+        letter,
+        ENVELOPE.originalId,
+        id,
+      ]);
 
       const tomb = await pendingEntry(['n', '2']);
       await redis.xtrim(tomb.stream, 'MAXLEN', 0);

@@ -47,6 +47,10 @@ export const ENVELOPE = {
    * other groups, which handled it the first time, acknowledge it unhandled.
    */
   targetGroup: 'nrs:group',
+  /** Set by a re-drive: the id of the dead letter the entry came back from (its lineage). */
+  redrivenFrom: 'nrs:redriven_from',
+  /** Set by a re-drive: the id the entry had when it was first parked, kept across re-drives. */
+  originalId: 'nrs:original_id',
 } as const;
 
 /** Largest wait between attempts to reach Redis again after a connection error. */

@@ -59,6 +59,9 @@ describe('envelope', () => {
       eventId: undefined,
     });
     expect(decodeEntry(['amount', '5', 'nrs:group', 'g'], codec).data).toEqual({ amount: '5' });
+    // So is a re-drive's lineage: the producer's data stays what the producer wrote.
+    const redriven = ['amount', '5', 'nrs:redriven_from', '9-0', 'nrs:original_id', '1-0'];
+    expect(decodeEntry(redriven, codec).data).toEqual({ amount: '5' });
   });
 
   it.each([

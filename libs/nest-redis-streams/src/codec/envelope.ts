@@ -165,14 +165,17 @@ export function decodeScanned(scan: ScannedEntry, fields: string[], deserializer
   return { data, eventId, headers: decodeHeaders(scan.headers), replyTo, correlationId, foreign: false };
 }
 
+/** The fields a re-drive adds to any entry: the transport's, never shown as the producer's data. */
+const TRANSPORT_FIELDS = new Set<string>([ENVELOPE.targetGroup, ENVELOPE.redrivenFrom, ENVELOPE.originalId]);
+
 /**
  * A foreign entry's fields as own properties (a later duplicate field wins, as in a Map). The
- * re-drive's target group is the transport's, not the producer's: it is left out.
+ * re-drive's fields (target group, lineage) are the transport's, not the producer's: they are left out.
  */
 function foreignFields(fields: string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (let i = 0; i + 1 < fields.length; i += 2) {
-    if (fields[i] === ENVELOPE.targetGroup) continue;
+    if (TRANSPORT_FIELDS.has(fields[i])) continue;
     Object.defineProperty(out, fields[i], { value: fields[i + 1], enumerable: true, writable: true, configurable: true });
   }
   return out;

@@ -182,6 +182,12 @@ export class ConsoleApiController {
     });
   }
 
+  /** An entry's history: lineage, parks, deliveries and outcome per group, as far as Redis still tells. */
+  @Get('entry-history')
+  entryHistory(@Query() q: Input) {
+    return answer(() => this.ops.entryHistory(name(q, 'stream'), id(q)));
+  }
+
   @Get('consumers')
   consumers(@Query() q: Input) {
     return answer(() => this.ops.consumers(name(q, 'stream'), name(q, 'group')));
@@ -200,7 +206,7 @@ export class ConsoleApiController {
   deadLetters(@Query() q: Input, @RequestSignal() signal: AbortSignal) {
     return answer(async () => {
       const stream = name(q, 'stream');
-      const filter = { reason: optionalName(q, 'reason'), group: optionalName(q, 'group') };
+      const filter = deadLetterFilter(q);
       const page = { after: optionalId(q, 'after'), count: count(q) };
       const { deadLetterStream } = await this.ops.served(stream);
       const [found, tally] = await Promise.all([
@@ -223,6 +229,30 @@ export class ConsoleApiController {
       }));
       return { ...summary, entries };
     });
+  }
+
+  /** The dead letters grouped by cause: of `stream`, or without it of every served stream merged. */
+  @Get('dead-letters/groups')
+  failureGroups(@Query() q: Input, @RequestSignal() signal: AbortSignal) {
+    return answer(async () => {
+      const stream = optionalName(q, 'stream');
+      return stream === undefined ? this.ops.failureGroupsAcross(signal) : this.ops.failureGroups(stream, signal);
+    }, signal);
+  }
+
+  /** A dry run of a filtered re-drive; ordering keys (read from `key`) pass through the redaction hook. */
+  @Get('dead-letters/redrive-preview')
+  redrivePreview(@Query() q: Input, @RequestSignal() signal: AbortSignal) {
+    return answer(async () => {
+      const [stream, keyField] = [name(q, 'stream'), optionalName(q, 'key')];
+      const preview = await this.ops.previewRedrive(stream, deadLetterFilter(q), keyField, signal);
+      if (!preview.keys || !this.options.redact) return preview;
+      const top = preview.keys.top.map(({ key, count }) => {
+        const [pair] = this.redact([[preview.keys!.field, key]], stream, '') ?? [];
+        return { key: pair?.[1] ?? '', count };
+      });
+      return { ...preview, keys: { ...preview.keys, top } };
+    }, signal);
   }
 
   @Get('cursor-preview')
@@ -265,15 +295,42 @@ export class ConsoleApiController {
   @ConsoleWrite('dlq.redrive-matching')
   redriveMatching(@Body() b: Input, @Req() req: ConsoleRequest) {
     return answer(async () => {
-      const filter = { reason: optionalName(b, 'reason'), group: optionalName(b, 'group') };
-      if (!filter.reason && !filter.group && b?.all !== true) {
+      const filter = deadLetterFilter(b);
+      if (!filter.reason && !filter.group && !filter.cause && b?.all !== true) {
         throw new OperationError(
           'bad-request',
-          'A re-drive of every dead letter needs "all": true (or filter by reason or group).',
+          'A re-drive of every dead letter needs "all": true (or filter by reason, group or cause).',
         );
       }
       return this.ops.redriveMatching(actor(req), name(b, 'stream'), filter);
     });
+  }
+
+  /**
+   * Starts a canary re-drive of one failure group in this process and answers its run id at once;
+   * its progress is read with GET dead-letters/canary (from any instance: it is kept in Redis).
+   */
+  @Post('dead-letters/canary')
+  @ConsoleWrite('dlq.canary.start')
+  canary(@Body() b: Input, @Req() req: ConsoleRequest) {
+    return answer(async () => {
+      const options = {
+        cause: name(b, 'cause'),
+        ...(['canary', 'ratePerSec', 'maxFailureRatio', 'settleMs'] as const).reduce(
+          (picked, key) => (b?.[key] === undefined ? picked : { ...picked, [key]: b[key] }),
+          {},
+        ),
+      };
+      const { runId, done } = await this.ops.canaries.start(actor(req), name(b, 'stream'), options);
+      // Its end (or failure) is in the run's state and the audit; nobody awaits it here.
+      done.catch(() => undefined);
+      return { runId };
+    });
+  }
+
+  @Get('dead-letters/canary')
+  canaryProgress(@Query() q: Input) {
+    return answer(() => this.ops.canaries.progress(name(q, 'run')));
   }
 
   @Post('dead-letters/discard')
@@ -314,6 +371,11 @@ export class ConsoleApiController {
     const { fields, ...rest } = letter;
     return { ...rest, fields: this.redact(Object.entries(fields), letter.stream, letter.id, letter.group) };
   }
+}
+
+/** Which dead letters a request is about: reason, the group that parked them, the failure group's fingerprint. */
+function deadLetterFilter(input: Input) {
+  return { reason: optionalName(input, 'reason'), group: optionalName(input, 'group'), cause: optionalName(input, 'cause') };
 }
 
 function actor(req: ConsoleRequest): string {

@@ -173,6 +173,8 @@ describe('DeadLetterService', () => {
         '7-0',
         'billing',
         ENVELOPE.targetGroup,
+        ENVELOPE.redrivenFrom,
+        ENVELOPE.originalId,
       ]);
     });
 

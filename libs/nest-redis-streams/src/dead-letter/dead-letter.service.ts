@@ -121,7 +121,9 @@ export class DeadLetterService {
    * Re-adds the entry's original fields, byte for byte, to the stream it came from (a new entry
    * id, so it gets a fresh delivery count) and removes it from the dead-letter stream, in one
    * script. The new entry names the group that parked it (field `nrs:group`): only that group
-   * runs it; the stream's other groups, which already handled it, acknowledge it unhandled.
+   * runs it; the stream's other groups, which already handled it, acknowledge it unhandled. It
+   * also carries its lineage: `nrs:redriven_from` (this dead letter's id) and `nrs:original_id`
+   * (the id it had when first parked).
    * Resolves with the new entry id, or null when it was already re-driven or discarded.
    * @throws Error for a tombstone (no payload to re-drive): discard it instead.
    */
@@ -148,6 +150,8 @@ export class DeadLetterService {
       id,
       group,
       ENVELOPE.targetGroup,
+      ENVELOPE.redrivenFrom,
+      ENVELOPE.originalId,
     );
     if (result === 0) {
       throw new Error(

@@ -10,3 +10,8 @@ export function auditRefusalStream(auditStream: string): string {
 export function groupHistoryKey(auditStream: string): string {
   return `${auditStream}:history`;
 }
+
+/** The state of one canary re-drive run: `<auditStream>:canary:<runId>` (a hash), beside the audit. */
+export function canaryRunKey(auditStream: string, runId: string): string {
+  return `${auditStream}:canary:${runId}`;
+}

@@ -1,5 +1,7 @@
 import { DeadLetterReason } from '../dead-letter-reason.js';
 import type { DeadLetter, DeadLetterService } from '../dead-letter/dead-letter.service.js';
+import { FINGERPRINT_FORMAT } from '../dead-letter/failure-fingerprint.js';
+import { fingerprintOf } from './failure-groups.js';
 import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 
@@ -7,6 +9,8 @@ import { OPERATIONS_MESSAGES } from './operations.messages.js';
 export interface DeadLetterFilter {
   reason?: string;
   group?: string;
+  /** The fingerprint of a failure group (see `failureGroups`). */
+  cause?: string;
 }
 
 /** Tombstones: records of entries lost to trimming, with no payload to re-drive. */
@@ -17,7 +21,19 @@ export function isTombstone(letter: Pick<DeadLetter, 'reason'>): boolean {
 }
 
 export function matches(letter: DeadLetter, filter: DeadLetterFilter): boolean {
-  return (!filter.reason || letter.reason === filter.reason) && (!filter.group || letter.group === filter.group);
+  return (
+    (!filter.reason || letter.reason === filter.reason) &&
+    (!filter.group || letter.group === filter.group) &&
+    (!filter.cause || fingerprintOf(letter) === filter.cause)
+  );
+}
+
+/** Refuses a filter naming a cause that is not a fingerprint, before anything is read. */
+export function checkFilter(filter: DeadLetterFilter): DeadLetterFilter {
+  if (filter.cause !== undefined && !FINGERPRINT_FORMAT.test(filter.cause)) {
+    throw new OperationError('bad-request', OPERATIONS_MESSAGES.badFingerprint(filter.cause));
+  }
+  return filter;
 }
 
 /** A filtered page; `scanned` records were read to fill it (bounded by the scan limit). */
@@ -65,6 +81,8 @@ export interface RedriveReport {
   failed: Array<{ id: string; error: string }>;
   /** True when the scan limit stopped it: run it again for the rest. */
   more: boolean;
+  /** Records read. */
+  scanned: number;
 }
 
 /** Re-drives one dead letter; refuses tombstones and unknown ids with a clear message. */
@@ -84,13 +102,14 @@ export async function redriveMatching(
   filter: DeadLetterFilter,
   scanLimit: number,
 ): Promise<RedriveReport> {
-  const report: RedriveReport = { redriven: [], tombstones: 0, failed: [], more: false };
+  const report: RedriveReport = { redriven: [], tombstones: 0, failed: [], more: false, scanned: 0 };
   let after: string | undefined;
   let scanned = 0;
   while (scanned < scanLimit) {
     const page = await service.list(dlq, { after, count: Math.min(500, scanLimit - scanned) });
     for (const letter of page.items) {
       scanned += 1;
+      report.scanned = scanned;
       after = letter.id;
       if (!matches(letter, filter)) continue;
       if (isTombstone(letter)) {

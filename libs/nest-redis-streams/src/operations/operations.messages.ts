@@ -37,6 +37,19 @@ export const OPERATIONS_MESSAGES = {
   sameConsumer: (consumer: string) => `Hand-over needs another consumer than "${consumer}" to receive the entries.`,
   tombstone: (id: string, reason: string) =>
     `Dead letter ${id} is a tombstone (${reason}): it has no payload to re-drive. Discard it instead.`,
+  badFingerprint: (value: string) =>
+    `A failure group is named by its fingerprint, 12 hex digits like 3f9a0c2b7d1e, got ${JSON.stringify(value)}. ` +
+    "List the groups (dlq groups <stream>, or the console's dead-letter page) to find it.",
+  noSuchCause: (dlq: string, cause: string, scanned: number, complete: boolean) =>
+    `Dead-letter stream "${dlq}" has no records of failure group ${cause} ` +
+    (complete ? `(all ${scanned} read)` : `among the ${scanned} oldest read (the scan limit)`) +
+    ': it was re-driven or discarded already, or the fingerprint is from another stream. List the groups to find it.',
+  badKeyField: (value: unknown) =>
+    `The ordering-key field must be a payload field name of 1 to 200 characters, got ${JSON.stringify(value)}.`,
+  badCanaryOption: (name: string, value: unknown, limit: { min: number; max: number; integer: boolean }) =>
+    `${name} must be ${limit.integer ? 'a whole number' : 'a number'} from ${limit.min} to ${limit.max}, ` +
+    `got ${JSON.stringify(value)}.`,
+  noCanaryRun: (runId: string) => `There is no canary re-drive run "${runId}" (unknown, or older than its 7 days).`,
   noDeadLetter: (dlq: string, id: string) => `Dead-letter stream "${dlq}" has no entry ${id} (already re-driven or discarded).`,
   parkedByOperator: (actor: string) => `Sent to the dead-letter stream by an operator (${actor}).`,
   auditRefused: (action: string, stream: string, audit: string, reason: string) =>

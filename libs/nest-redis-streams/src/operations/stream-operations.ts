@@ -7,8 +7,10 @@ import type { TrimTarget } from '../trim/retention-options.interface.js';
 import { type SafeTrimResult, trimSafely } from '../trim/trim-safely.js';
 import { type AuditIntent, AuditLog, type AuditRecord } from './audit-log.js';
 import { auditedWrite } from './audited-write.js';
+import { CanaryRedrives } from './canary-redrive.js';
 import { type ConsumerInfo, deleteConsumer, handOver, listConsumers } from './consumers.js';
 import {
+  checkFilter,
   type DeadLetterFilter,
   type FilteredPage,
   type RedriveReport,
@@ -16,6 +18,9 @@ import {
   redriveMatching,
   redriveOne,
 } from './dead-letters.js';
+import { type EntryHistory, readEntryHistory } from './entry-history.js';
+import { type FailureGroups, mergeFailureGroups, readFailureGroups } from './failure-groups.js';
+import { checkKeyField, previewRedrive, type RedrivePreview } from './redrive-preview.js';
 import { type Page, type PendingEntry, type StreamEntry, readEntry, readEntryPage, readPendingPage } from './entries.js';
 import { ackEntry, claimEntry, parkEntry } from './entry-actions.js';
 import { type CursorPreview, type CursorTarget, previewGroupCursor, setGroupCursor } from './group-cursor.js';
@@ -43,6 +48,8 @@ import { type ScheduleSummary, cancelScheduled, summarizeSchedule } from '../sch
 export class StreamOperations {
   readonly deadLetters: DeadLetterService;
   readonly audit: AuditLog;
+  /** Canary re-drives of a failure group (start one, read a run's progress). */
+  readonly canaries: CanaryRedrives;
   private readonly scripted: ScriptedRedis;
   private readonly servedStreams: ServedStreams;
   private capabilityProbe: Promise<CapabilitySummary> | null = null;
@@ -60,6 +67,14 @@ export class StreamOperations {
       maxLen: this.o.auditMaxLen,
       refusalStream: auditRefusalStream(this.o.auditStream),
       refusalMaxLen: this.o.auditRefusalsMaxLen,
+    });
+    const served = (stream: string) => this.served(stream);
+    this.canaries = new CanaryRedrives({
+      redis,
+      deadLetters: this.deadLetters,
+      audit: this.audit,
+      served,
+      scanLimit: this.o.scanLimit,
     });
     const auditStreams = [this.audit.stream, this.audit.refusalStream];
     this.servedStreams = new ServedStreams(redis, options.streams, auditStreams, this.o.discoveryTtlMs);
@@ -151,12 +166,13 @@ export class StreamOperations {
   }
 
   /** A page of the stream's dead letters matching `filter`; `signal` (the request ended) stops the scan. */
-  listDeadLetters(
+  async listDeadLetters(
     stream: string,
     filter: DeadLetterFilter = {},
     page: { after?: string; count?: number } = {},
     signal?: AbortSignal,
   ): Promise<FilteredPage> {
+    checkFilter(filter);
     return this.read(stream, ({ deadLetterStream }) =>
       listDeadLetters(this.deadLetters, deadLetterStream, filter, {
         after: page.after,
@@ -164,6 +180,50 @@ export class StreamOperations {
         scanLimit: this.o.scanLimit,
         signal,
       }),
+    );
+  }
+
+  /** The stream's dead letters grouped by cause, from at most `scanLimit` records (oldest first). */
+  failureGroups(stream: string, signal?: AbortSignal): Promise<FailureGroups> {
+    return this.read(stream, ({ deadLetterStream }) =>
+      readFailureGroups(this.deadLetters, stream, deadLetterStream, { scanLimit: this.o.scanLimit, signal }),
+    );
+  }
+
+  /** The failure groups of every served stream merged by fingerprint; each stream read within `scanLimit`. */
+  async failureGroupsAcross(signal?: AbortSignal): Promise<FailureGroups> {
+    const parts: FailureGroups[] = [];
+    const skipped: Array<{ stream: string; reason: string }> = [];
+    for (const { stream } of await this.streams()) {
+      // One stream that cannot be read (gone, another type, not served) must not hide the others.
+      const part = await this.failureGroups(stream, signal).catch((err: unknown) => {
+        if (!(err instanceof OperationError)) throw err;
+        skipped.push({ stream, reason: err.message });
+        return null;
+      });
+      if (part) parts.push(part);
+    }
+    return { ...mergeFailureGroups(parts), skipped };
+  }
+
+  /** A dry run of `redriveMatching`: what it would re-drive, with keys read from `keyField` of the payload. */
+  async previewRedrive(
+    stream: string,
+    filter: DeadLetterFilter,
+    keyField?: string,
+    signal?: AbortSignal,
+  ): Promise<RedrivePreview> {
+    checkFilter(filter);
+    checkKeyField(keyField);
+    return this.read(stream, ({ deadLetterStream }) =>
+      previewRedrive(this.deadLetters, deadLetterStream, filter, { scanLimit: this.o.scanLimit, keyField, signal }),
+    );
+  }
+
+  /** What happened to an entry: its lineage, its parks and where it stands in its groups. */
+  entryHistory(stream: string, id: string): Promise<EntryHistory> {
+    return this.read(stream, ({ deadLetterStream }) =>
+      readEntryHistory(this.redis, stream, deadLetterStream, id, this.o.scanLimit),
     );
   }
 
@@ -227,9 +287,18 @@ export class StreamOperations {
   }
 
   redriveMatching(actor: string, stream: string, filter: DeadLetterFilter): Promise<RedriveReport> {
-    return this.audited(actor, 'dlq.redrive-matching', stream, filter.group ?? '', '', filter, ({ deadLetterStream }) =>
-      redriveMatching(this.deadLetters, deadLetterStream, filter, this.o.scanLimit),
-    );
+    return this.audited(actor, 'dlq.redrive-matching', stream, filter.group ?? '', '', filter, async ({ deadLetterStream }) => {
+      checkFilter(filter);
+      const report = await redriveMatching(this.deadLetters, deadLetterStream, filter, this.o.scanLimit);
+      const touched = report.redriven.length + report.tombstones + report.failed.length;
+      if (filter.cause && touched === 0) {
+        throw new OperationError(
+          'not-found',
+          OPERATIONS_MESSAGES.noSuchCause(deadLetterStream, filter.cause, report.scanned, !report.more),
+        );
+      }
+      return report;
+    });
   }
 
   discard(actor: string, stream: string, id: string) {

@@ -7,18 +7,21 @@ import { COMMON_HELP, type Command } from '../command.interface.js';
 import { escapeControls, printable } from '../output.js';
 import { formatTable } from '../table.js';
 import { UsageError } from '../errors/usage.error.js';
+import { printFailureGroups, printRedrivePreview, runCanary } from './dlq-groups.js';
 
-const ACTIONS = ['list', 'show', 'redrive', 'discard'];
+const ACTIONS = ['groups', 'list', 'show', 'redrive', 'discard'];
 
-/** `dlq list|show|redrive|discard`: the dead-letter stream of a source stream. */
+/** `dlq groups|list|show|redrive|discard`: the dead-letter stream of a source stream. */
 export const dlqCommand: Command = {
   name: 'dlq',
-  summary: 'list, show, re-drive or discard dead letters (tombstones count as losses)',
+  summary: 'group by cause, list, show, re-drive or discard dead letters (tombstones count as losses)',
   help: `Usage:
-  nest-redis-streams dlq list <stream> [--reason <r>] [--group <g>] [--after <id>] [--count N]
+  nest-redis-streams dlq groups [<stream>]
+  nest-redis-streams dlq list <stream> [--reason <r>] [--group <g>] [--cause <fp>] [--after <id>] [--count N]
   nest-redis-streams dlq show <stream> <id>
   nest-redis-streams dlq redrive <stream> <id>...
-  nest-redis-streams dlq redrive <stream> --all | [--reason <r>] [--group <g>]
+  nest-redis-streams dlq redrive <stream> --all | [--reason <r>] [--group <g>] [--cause <fp>] [--dry-run [--key <field>]]
+  nest-redis-streams dlq redrive <stream> --cause <fp> --canary N [--rate R] [--max-failure-ratio F] [--settle-ms MS]
   nest-redis-streams dlq discard <stream> <id>...
 
 <stream> is the source stream; its dead-letter stream is <stream>:dlq unless --dead-letter-stream.
@@ -26,11 +29,20 @@ list prints the records and a tally by reason; tombstones (payload-trimmed, trim
 are entries lost to trimming and cannot be re-driven. redrive re-adds the original fields to the
 source stream for the group that parked them (a new id, a fresh delivery budget); with filters or
 --all it re-drives every matching record that has a payload. Every re-drive and discard is
-recorded in the audit stream.
+recorded in the audit stream. groups lists the failure groups (error class and message with
+numbers, ids and quoted values folded) with a fingerprint each; without <stream>, of every
+stream with consumer groups. Each reads at most 10,000 records per stream and says so.
   --reason <r>   max-deliveries, non-retryable, undecodable, undecodable-event-id, payload-trimmed,
                  trimmed-undelivered
   --group <g>    the group that parked it
+  --cause <fp>   the failure group's fingerprint (12 hex digits, from dlq groups)
   --all          redrive: every record (tombstones are skipped and counted)
+  --dry-run      redrive: say how many, which groups and keys, oldest and newest; change nothing
+  --key <field>  with --dry-run: the payload field that holds the ordering key
+  --canary N     redrive: N first, watched until acknowledged or parked again; then the rest at
+                 --rate per second (10), stopping by itself once more than --max-failure-ratio
+                 (0.2) of them failed again; --settle-ms (30000): longer undecided counts as failed.
+                 Runs in the foreground; exit 1 when it stopped, with the reason.
 
 ${COMMON_HELP}
 
@@ -41,6 +53,13 @@ Exit codes: 0 done, 2 bad arguments, 3 a record is missing or is a tombstone, 4 
     after: { type: 'string' },
     count: { type: 'string' },
     all: { type: 'boolean' },
+    cause: { type: 'string' },
+    'dry-run': { type: 'boolean' },
+    key: { type: 'string' },
+    canary: { type: 'string' },
+    rate: { type: 'string' },
+    'max-failure-ratio': { type: 'string' },
+    'settle-ms': { type: 'string' },
   },
   prepare(parsed) {
     const action = parsed.positionals[0];
@@ -48,6 +67,24 @@ Exit codes: 0 done, 2 bad arguments, 3 a record is missing or is a tombstone, 4 
       throw new UsageError(
         `"dlq" needs an action: ${ACTIONS.join(', ')}${action ? `; got "${action}"` : ''}. Run "nest-redis-streams dlq --help".`,
       );
+    }
+    if (action === 'groups') {
+      const [, stream] = positionals('dlq groups', parsed, ['action'], true);
+      if (parsed.positionals.length > 2)
+        throw new UsageError(`"dlq groups" takes at most one <stream>; got "${parsed.positionals[2]}".`);
+      return stream === undefined ? {} : { streams: [stream] };
+    }
+    if ((parsed.values['dry-run'] || parsed.values.key !== undefined) && !(action === 'redrive' && bulk(parsed))) {
+      throw new UsageError(
+        '--dry-run and --key go with a filtered re-drive: dlq redrive <stream> --cause <fp> --dry-run [--key <field>].',
+      );
+    }
+    if (parsed.values.key !== undefined && !parsed.values['dry-run']) throw new UsageError('--key goes with --dry-run.');
+    const canaryFlags = ['rate', 'max-failure-ratio', 'settle-ms'].filter((f) => parsed.values[f] !== undefined);
+    if (parsed.values.canary === undefined && canaryFlags.length > 0)
+      throw new UsageError(`--${canaryFlags[0]} goes with --canary N.`);
+    if (parsed.values.canary !== undefined && (parsed.values.cause === undefined || parsed.values['dry-run'])) {
+      throw new UsageError('--canary re-drives one failure group: dlq redrive <stream> --cause <fp> --canary N (no --dry-run).');
     }
     const needsIds = action === 'show' || action === 'discard' || (action === 'redrive' && !bulk(parsed));
     const [, stream, ...ids] = positionals(
@@ -68,10 +105,15 @@ Exit codes: 0 done, 2 bad arguments, 3 a record is missing or is a tombstone, 4 
   },
   async run(ctx, parsed) {
     const [action, stream, ...ids] = parsed.positionals;
+    if (action === 'groups') return printFailureGroups(ctx, stream);
     if (action === 'list') return list(ctx, parsed, stream);
     if (action === 'show') return show(ctx, stream, ids[0]);
     if (action === 'redrive' && bulk(parsed)) {
-      const filter = { reason: stringOption(parsed, 'reason'), group: stringOption(parsed, 'group') };
+      const filter = filterOf(parsed);
+      if (parsed.values.canary !== undefined) return runCanary(ctx, parsed, stream, filter.cause!);
+      if (parsed.values['dry-run']) {
+        return printRedrivePreview(ctx, stream, await ctx.ops.previewRedrive(stream, filter, stringOption(parsed, 'key')));
+      }
       const report = await ctx.ops.redriveMatching(ctx.actor, stream, filter);
       if (ctx.json) ctx.printJson(report);
       else {
@@ -98,12 +140,17 @@ Exit codes: 0 done, 2 bad arguments, 3 a record is missing or is a tombstone, 4 
 };
 
 function bulk(parsed: Parsed): boolean {
-  return parsed.values.all === true || parsed.values.reason !== undefined || parsed.values.group !== undefined;
+  const { all, reason, group, cause } = parsed.values;
+  return all === true || reason !== undefined || group !== undefined || cause !== undefined;
+}
+
+function filterOf(parsed: Parsed) {
+  return { reason: stringOption(parsed, 'reason'), group: stringOption(parsed, 'group'), cause: stringOption(parsed, 'cause') };
 }
 
 async function list(ctx: CliContext, parsed: Parsed, stream: string): Promise<number> {
   const after = stringOption(parsed, 'after');
-  const filter = { reason: stringOption(parsed, 'reason'), group: stringOption(parsed, 'group') };
+  const filter = filterOf(parsed);
   const page = await ctx.ops.listDeadLetters(stream, filter, {
     after: after === undefined ? undefined : parseStreamId(after, '--after'),
     count: Math.min(intOption(parsed, 'count', 1) ?? 50, 1_000),

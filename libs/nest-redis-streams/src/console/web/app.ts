@@ -4,13 +4,14 @@ import { deadLettersView } from './dead-letters-view.js';
 import { h, replace, route } from './dom.js';
 import { entryView } from './entry-view.js';
 import { groupView } from './group-view.js';
+import { historyView } from './history-view.js';
 import { notify } from './notice.js';
 import { overviewView } from './overview-view.js';
 import { scheduledView } from './scheduled-view.js';
 import { streamSearchView } from './search-panel.js';
 
 // The console page: hash routes (#overview, #group?stream=&group=, #dead-letters?stream=,
-// #scheduled?stream=, #audit, #entry?stream=&id=, #search?stream=),
+// #scheduled?stream=, #audit, #entry?stream=&id=, #search?stream=, #history?stream=&id=),
 // each rendered from the JSON API. The overview refreshes itself every refreshMs while shown.
 
 let timer: ReturnType<typeof setTimeout> | undefined;
@@ -48,6 +49,7 @@ async function render(): Promise<void> {
     else if (view === 'audit') replace(main, await auditView());
     else if (view === 'entry') replace(main, await entryView(params));
     else if (view === 'search') replace(main, streamSearchView(params));
+    else if (view === 'history') replace(main, await historyView(params));
     else {
       replace(main, await overviewView());
       timer = setTimeout(() => void render(), session.refreshMs);

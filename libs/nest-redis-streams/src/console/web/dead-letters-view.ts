@@ -3,6 +3,8 @@ import { h, ident, route, table, when } from './dom.js';
 import { payload } from './payload.js';
 import { searchPanel } from './search-panel.js';
 import { act } from './notice.js';
+import { canaryPanel } from './canary-progress-view.js';
+import { failureGroupsCard } from './failure-groups-view.js';
 
 interface Letter {
   id: string;
@@ -25,10 +27,13 @@ interface Tally {
 const TOMBSTONES = ['payload-trimmed', 'trimmed-undelivered'];
 const REASONS = ['', 'max-deliveries', 'non-retryable', 'undecodable', 'undecodable-event-id', ...TOMBSTONES];
 
-/** A stream's dead letters: filter, re-drive (one, filtered, all), discard; tombstones as losses. */
+/**
+ * A stream's dead letters: its failure groups first (drill down by cause, dry-run a re-drive), then
+ * the records: filter, re-drive (one, filtered, all), discard; tombstones as losses.
+ */
 export async function deadLettersView(params: URLSearchParams, rerender: () => Promise<void>): Promise<HTMLElement> {
   const stream = params.get('stream') ?? '';
-  const filter = { reason: params.get('reason') ?? '', group: params.get('group') ?? '' };
+  const filter = { reason: params.get('reason') ?? '', group: params.get('group') ?? '', cause: params.get('cause') ?? '' };
   const session = await loadSession();
   const writable = canWrite(session, stream);
   const page = await get<{ items: Letter[]; next: string | null; tally: Tally; deadLetterStream: string }>('dead-letters', {
@@ -52,7 +57,13 @@ export async function deadLettersView(params: URLSearchParams, rerender: () => P
       ident(d.reason, tomb ? 'loss' : undefined),
       d.group,
       d.deliveries,
-      ident(d.originalId ?? ''),
+      d.originalId
+        ? h(
+            'a',
+            { class: 'link ident', 'data-test': 'history-link', href: route('history', { stream, id: d.originalId }) },
+            d.originalId,
+          )
+        : '',
       ident(when(Number((d.originalId ?? '').split('-')[0]))),
       d.errorClass,
       h('span', { class: 'wide' }, d.error),
@@ -88,15 +99,27 @@ export async function deadLettersView(params: URLSearchParams, rerender: () => P
         : '',
     ];
   });
-  const filtered = Boolean(filter.reason || filter.group);
+  const filtered = Boolean(filter.reason || filter.group || filter.cause);
+  const groups = await failureGroupsCard(stream, writable, filter.cause, rerender);
+  const run = params.get('run');
   const losses = Object.entries(page.tally.byReason).filter(([r]) => TOMBSTONES.includes(r));
   return h(
     'div',
     { 'data-test': 'dead-letters' },
+    run ? canaryPanel(run) : '',
+    groups,
     h(
       'section',
       { class: 'card' },
       h('h2', {}, `Dead letters of ${stream}`, h('small', {}, page.deadLetterStream)),
+      filter.cause
+        ? h(
+            'p',
+            { 'data-test': 'cause-filter' },
+            `Showing failure group ${filter.cause} only. `,
+            h('a', { class: 'link', href: route('dead-letters', { stream }) }, 'all dead letters'),
+          )
+        : '',
       h(
         'p',
         {},
@@ -123,6 +146,7 @@ export async function deadLettersView(params: URLSearchParams, rerender: () => P
               stream,
               ...(reason.value ? { reason: reason.value } : {}),
               ...(group.value ? { group: group.value } : {}),
+              ...(filter.cause ? { cause: filter.cause } : {}),
             }).slice(1);
           },
         },
@@ -152,6 +176,7 @@ export async function deadLettersView(params: URLSearchParams, rerender: () => P
                         stream,
                         ...(filter.reason ? { reason: filter.reason } : {}),
                         ...(filter.group ? { group: filter.group } : {}),
+                        ...(filter.cause ? { cause: filter.cause } : {}),
                         all: !filtered,
                       }),
                     rerender,
