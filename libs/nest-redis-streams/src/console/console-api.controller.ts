@@ -1,9 +1,7 @@
 import { Body, Controller, Get, Inject, Query, Req, UseGuards, UseInterceptors } from '@nestjs/common';
 import { groupHistoryKey } from '../keys/index.js';
-import { OperationError } from '../operations/errors/operation.error.js';
 import type { FieldPairs } from '../operations/entries.js';
 import type { StreamOperations } from '../operations/stream-operations.js';
-import type { DeadLetter } from '../dead-letter/dead-letter.service.js';
 import { ConsoleAccessGuard, type ConsoleRequest } from './console-access.guard.js';
 import { ConsoleHeadersInterceptor } from './console-headers.interceptor.js';
 import {
@@ -21,6 +19,7 @@ import {
   optionalTime,
 } from './console-http.js';
 import type { RedisStreamsConsoleOptions } from './console-options.interface.js';
+import { actor, redactFields } from './console-redaction.js';
 import { ConsoleSession, ConsoleWrite } from './console-write.decorator.js';
 import { CONSOLE_DEFAULTS, CONSOLE_MESSAGES, CONSOLE_OPERATIONS, CONSOLE_OPTIONS } from './console.constants.js';
 import { CsrfToken } from './csrf-token.js';
@@ -173,15 +172,6 @@ export class ConsoleApiController {
     }, signal);
   }
 
-  /** One dead letter by its id in the dead-letter stream, redacted like the list. */
-  @Get('dead-letter')
-  deadLetter(@Query() q: Input) {
-    return answer(async () => {
-      const letter = await this.ops.deadLetter(name(q, 'stream'), id(q));
-      return { letter: letter && this.redactLetter(letter) };
-    });
-  }
-
   /** An entry's history: lineage, parks, deliveries and outcome per group, as far as Redis still tells. */
   @Get('entry-history')
   entryHistory(@Query() q: Input) {
@@ -202,21 +192,6 @@ export class ConsoleApiController {
     }, signal);
   }
 
-  @Get('dead-letters')
-  deadLetters(@Query() q: Input, @RequestSignal() signal: AbortSignal) {
-    return answer(async () => {
-      const stream = name(q, 'stream');
-      const filter = deadLetterFilter(q);
-      const page = { after: optionalId(q, 'after'), count: count(q) };
-      const { deadLetterStream } = await this.ops.served(stream);
-      const [found, tally] = await Promise.all([
-        this.ops.listDeadLetters(stream, filter, page, signal),
-        this.ops.tallyDeadLetters(stream),
-      ]);
-      return { ...found, items: found.items.map((d) => this.redactLetter(d)), tally, deadLetterStream };
-    }, signal);
-  }
-
   /** The stream's schedule (delayed entries): count, next due, oldest overdue and the first entries, redacted. */
   @Get('scheduled')
   scheduled(@Query() q: Input) {
@@ -229,30 +204,6 @@ export class ConsoleApiController {
       }));
       return { ...summary, entries };
     });
-  }
-
-  /** The dead letters grouped by cause: of `stream`, or without it of every served stream merged. */
-  @Get('dead-letters/groups')
-  failureGroups(@Query() q: Input, @RequestSignal() signal: AbortSignal) {
-    return answer(async () => {
-      const stream = optionalName(q, 'stream');
-      return stream === undefined ? this.ops.failureGroupsAcross(signal) : this.ops.failureGroups(stream, signal);
-    }, signal);
-  }
-
-  /** A dry run of a filtered re-drive; ordering keys (read from `key`) pass through the redaction hook. */
-  @Get('dead-letters/redrive-preview')
-  redrivePreview(@Query() q: Input, @RequestSignal() signal: AbortSignal) {
-    return answer(async () => {
-      const [stream, keyField] = [name(q, 'stream'), optionalName(q, 'key')];
-      const preview = await this.ops.previewRedrive(stream, deadLetterFilter(q), keyField, signal);
-      if (!preview.keys || !this.options.redact) return preview;
-      const top = preview.keys.top.map(({ key, count }) => {
-        const [pair] = this.redact([[preview.keys!.field, key]], stream, '') ?? [];
-        return { key: pair?.[1] ?? '', count };
-      });
-      return { ...preview, keys: { ...preview.keys, top } };
-    }, signal);
   }
 
   @Get('cursor-preview')
@@ -284,61 +235,6 @@ export class ConsoleApiController {
     return answer(() => this.ops.park(actor(req), name(b, 'stream'), name(b, 'group'), id(b)));
   }
 
-  @Post('dead-letters/redrive')
-  @ConsoleWrite('dlq.redrive')
-  redrive(@Body() b: Input, @Req() req: ConsoleRequest) {
-    return answer(() => this.ops.redrive(actor(req), name(b, 'stream'), id(b)));
-  }
-
-  /** Every dead letter matching reason/group; with neither, `all: true` must say that all is meant. */
-  @Post('dead-letters/redrive-matching')
-  @ConsoleWrite('dlq.redrive-matching')
-  redriveMatching(@Body() b: Input, @Req() req: ConsoleRequest) {
-    return answer(async () => {
-      const filter = deadLetterFilter(b);
-      if (!filter.reason && !filter.group && !filter.cause && b?.all !== true) {
-        throw new OperationError(
-          'bad-request',
-          'A re-drive of every dead letter needs "all": true (or filter by reason, group or cause).',
-        );
-      }
-      return this.ops.redriveMatching(actor(req), name(b, 'stream'), filter);
-    });
-  }
-
-  /**
-   * Starts a canary re-drive of one failure group in this process and answers its run id at once;
-   * its progress is read with GET dead-letters/canary (from any instance: it is kept in Redis).
-   */
-  @Post('dead-letters/canary')
-  @ConsoleWrite('dlq.canary.start')
-  canary(@Body() b: Input, @Req() req: ConsoleRequest) {
-    return answer(async () => {
-      const options = {
-        cause: name(b, 'cause'),
-        ...(['canary', 'ratePerSec', 'maxFailureRatio', 'settleMs'] as const).reduce(
-          (picked, key) => (b?.[key] === undefined ? picked : { ...picked, [key]: b[key] }),
-          {},
-        ),
-      };
-      const { runId, done } = await this.ops.canaries.start(actor(req), name(b, 'stream'), options);
-      // Its end (or failure) is in the run's state and the audit; nobody awaits it here.
-      done.catch(() => undefined);
-      return { runId };
-    });
-  }
-
-  @Get('dead-letters/canary')
-  canaryProgress(@Query() q: Input) {
-    return answer(() => this.ops.canaries.progress(name(q, 'run')));
-  }
-
-  @Post('dead-letters/discard')
-  @ConsoleWrite('dlq.discard')
-  discard(@Body() b: Input, @Req() req: ConsoleRequest) {
-    return answer(() => this.ops.discard(actor(req), name(b, 'stream'), id(b)));
-  }
-
   @Post('scheduled/cancel')
   @ConsoleWrite('schedule.cancel')
   cancelScheduled(@Body() b: Input, @Req() req: ConsoleRequest) {
@@ -364,22 +260,8 @@ export class ConsoleApiController {
   }
 
   private redact(fields: FieldPairs | null, stream: string, entryId: string, group?: string): FieldPairs | null {
-    return fields && this.options.redact ? this.options.redact(fields, { stream, group, id: entryId }) : fields;
+    return redactFields(this.options, fields, { stream, group, id: entryId });
   }
-
-  private redactLetter(letter: DeadLetter) {
-    const { fields, ...rest } = letter;
-    return { ...rest, fields: this.redact(Object.entries(fields), letter.stream, letter.id, letter.group) };
-  }
-}
-
-/** Which dead letters a request is about: reason, the group that parked them, the failure group's fingerprint. */
-function deadLetterFilter(input: Input) {
-  return { reason: optionalName(input, 'reason'), group: optionalName(input, 'group'), cause: optionalName(input, 'cause') };
-}
-
-function actor(req: ConsoleRequest): string {
-  return req.nrsConsoleActor ?? 'anonymous';
 }
 
 /** A flat field list (name, value...) as pairs, the shape of the other views' fields. */

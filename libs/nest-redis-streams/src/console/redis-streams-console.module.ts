@@ -2,6 +2,7 @@ import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import { RouterModule } from '@nestjs/core';
 import { ConsoleAccessGuard } from './console-access.guard.js';
 import { ConsoleApiController } from './console-api.controller.js';
+import { ConsoleDeadLettersController } from './console-dead-letters.controller.js';
 import { ConsoleConnection } from './console-connection.js';
 import { ConsoleHeadersInterceptor } from './console-headers.interceptor.js';
 import type { RedisStreamsConsoleAsyncOptions, RedisStreamsConsoleOptions } from './console-options.interface.js';
@@ -40,7 +41,7 @@ export class RedisStreamsConsoleModule {
     return {
       module: RedisStreamsConsoleModule,
       imports: [...imports, RouterModule.register([{ path: mounted, module: RedisStreamsConsoleModule }])],
-      controllers: [ConsolePageController, ConsoleApiController],
+      controllers: [ConsolePageController, ConsoleApiController, ConsoleDeadLettersController],
       providers: [
         optionsProvider,
         ConsoleConnection,

@@ -1,5 +1,6 @@
 import { failureCause } from '../dead-letter/failure-fingerprint.js';
 import type { DeadLetter, DeadLetterService } from '../dead-letter/dead-letter.service.js';
+import { OperationError } from './errors/operation.error.js';
 
 /** Dead letters that failed for the same cause (error class and normalised message). */
 export interface FailureGroup {
@@ -134,4 +135,26 @@ export function mergeFailureGroups(parts: FailureGroups[]): FailureGroups {
     complete: parts.every((p) => p.complete),
     readUpTo: Object.assign({}, ...parts.map((p) => p.readUpTo)) as Record<string, string | null>,
   };
+}
+
+/**
+ * The failure groups of several streams merged by fingerprint. One stream that cannot be read
+ * (gone, another type, not served: an OperationError) is named in `skipped` instead of hiding the
+ * others; any other error propagates.
+ */
+export async function readFailureGroupsAcross(
+  streams: string[],
+  readOne: (stream: string) => Promise<FailureGroups>,
+): Promise<FailureGroups> {
+  const parts: FailureGroups[] = [];
+  const skipped: Array<{ stream: string; reason: string }> = [];
+  for (const stream of streams) {
+    const part = await readOne(stream).catch((err: unknown) => {
+      if (!(err instanceof OperationError)) throw err;
+      skipped.push({ stream, reason: err.message });
+      return null;
+    });
+    if (part) parts.push(part);
+  }
+  return { ...mergeFailureGroups(parts), skipped };
 }

@@ -19,7 +19,7 @@ import {
   redriveOne,
 } from './dead-letters.js';
 import { type EntryHistory, readEntryHistory } from './entry-history.js';
-import { type FailureGroups, mergeFailureGroups, readFailureGroups } from './failure-groups.js';
+import { type FailureGroups, readFailureGroups, readFailureGroupsAcross } from './failure-groups.js';
 import { checkKeyField, previewRedrive, type RedrivePreview } from './redrive-preview.js';
 import { type Page, type PendingEntry, type StreamEntry, readEntry, readEntryPage, readPendingPage } from './entries.js';
 import { ackEntry, claimEntry, parkEntry } from './entry-actions.js';
@@ -192,18 +192,8 @@ export class StreamOperations {
 
   /** The failure groups of every served stream merged by fingerprint; each stream read within `scanLimit`. */
   async failureGroupsAcross(signal?: AbortSignal): Promise<FailureGroups> {
-    const parts: FailureGroups[] = [];
-    const skipped: Array<{ stream: string; reason: string }> = [];
-    for (const { stream } of await this.streams()) {
-      // One stream that cannot be read (gone, another type, not served) must not hide the others.
-      const part = await this.failureGroups(stream, signal).catch((err: unknown) => {
-        if (!(err instanceof OperationError)) throw err;
-        skipped.push({ stream, reason: err.message });
-        return null;
-      });
-      if (part) parts.push(part);
-    }
-    return { ...mergeFailureGroups(parts), skipped };
+    const streams = (await this.streams()).map((s) => s.stream);
+    return readFailureGroupsAcross(streams, (stream) => this.failureGroups(stream, signal));
   }
 
   /** A dry run of `redriveMatching`: what it would re-drive, with keys read from `keyField` of the payload. */
