@@ -103,6 +103,9 @@ describe('console search (API and page, real Redis)', () => {
     await page.locator('[data-test=search-summary]').filter({ hasText: '2 matched, 6 entries looked at' }).waitFor();
 
     await page.goto(`${c.base}#group?${q({ stream, group: 'g' })}`);
+    // The stream page's own search box stays until the group page has rendered: wait for the group
+    // page (its figures) before typing, or a busy machine types into the page being replaced.
+    await page.locator('[data-test=group-figures]').waitFor();
     const box = page.locator('[data-test=search]');
     await box.locator('input[name=where]').fill('payload.amount > 10 && pending.deliveries == 1');
     await box.locator('[data-test=search-submit]').click();

@@ -72,6 +72,7 @@ const PUBLIC_RUNTIME_EXPORTS: Record<string, { module: object; names: string[] }
       'decodeEntry',
       'encodeEnvelope',
       'eventIdProblem',
+      'failureCause',
       'formatStatsTable',
       'idempotencyKey',
       'isDeferral',
