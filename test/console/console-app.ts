@@ -1,6 +1,9 @@
 import { type CanActivate, type DynamicModule, type INestApplication, Module, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Browser, chromium } from 'playwright-core';
 import { RedisStreamsConsoleModule, type RedisStreamsConsoleOptions } from 'nest-redis-streams/console';
 import { redisUrl } from '../support/helpers.js';
 
@@ -59,3 +62,16 @@ export const q = (params: Record<string, string | number>) =>
   Object.entries(params)
     .map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`)
     .join('&');
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const WEB = join(__dirname, '../../libs/nest-redis-streams/dist/console/web/app.js');
+
+/**
+ * Headless Chromium for the console's browser tests, after checking that it and the built page
+ * script exist (a clear message instead of a timeout when either is missing).
+ */
+export async function launchConsoleBrowser(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM_PATH).`);
+  if (!existsSync(WEB)) throw new Error(`${WEB} is missing: build the library first (node scripts/build-lib.mjs, or npm test).`);
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+}

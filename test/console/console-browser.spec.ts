@@ -1,23 +1,19 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startRecorder, testContext, unique, waitFor } from '../support/helpers.js';
 import { scheduleEntry, summarizeSchedule } from '../../libs/nest-redis-streams/src/schedule/index.js';
-import { type ConsoleApp, startConsoleApp } from './console-app.js';
+import { type ConsoleApp, launchConsoleBrowser, startConsoleApp } from './console-app.js';
 
 const { redis, closers } = testContext();
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const WEB = join(__dirname, '../../libs/nest-redis-streams/dist/console/web/app.js');
 // Shots of test streams, for a look after a run; the README's come from the demo (console-demo-browser.spec.ts).
 const SHOTS = join(tmpdir(), 'nrs-console-shots');
 
 let browser: Browser;
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM_PATH).`);
-  if (!existsSync(WEB)) throw new Error(`${WEB} is missing: build the library first (node scripts/build-lib.mjs, or npm test).`);
   mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  browser = await launchConsoleBrowser();
 }, 30_000);
 afterAll(() => browser?.close());
 

@@ -1,22 +1,16 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { probeCapabilities } from '../../libs/nest-redis-streams/src/redis/capabilities.js';
 import { testContext, unique } from '../support/helpers.js';
-import { startConsoleApp } from './console-app.js';
+import { launchConsoleBrowser, startConsoleApp } from './console-app.js';
 
 // Issue 25: the capability report reaches the console's overview page, not only its API — the
 // person on call sees which server runs, which stream features the transport may use, and a node
 // below the patch floor of the stream RESTORE fix.
 const { redis, closers } = testContext();
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const WEB = join(__dirname, '../../libs/nest-redis-streams/dist/console/web/app.js');
 
 let browser: Browser;
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM_PATH).`);
-  if (!existsSync(WEB)) throw new Error(`${WEB} is missing: build the library first (node scripts/build-lib.mjs, or npm test).`);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  browser = await launchConsoleBrowser();
 }, 30_000);
 afterAll(() => browser?.close());
 

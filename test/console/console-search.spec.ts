@@ -1,13 +1,8 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
 import type { RedisStreamsConsoleOptions } from 'nest-redis-streams/console';
 import { deadLetterFields, testContext, unique } from '../support/helpers.js';
-import { type ConsoleApp, q, startConsoleApp } from './console-app.js';
+import { type ConsoleApp, launchConsoleBrowser, q, startConsoleApp } from './console-app.js';
 
 const { redis, closers } = testContext();
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const WEB = join(__dirname, '../../libs/nest-redis-streams/dist/console/web/app.js');
 // A browser and a Nest app per test; on 2 busy cores a page load can take seconds.
 jest.setTimeout(60_000);
 
@@ -83,12 +78,9 @@ describe('console search (API and page, real Redis)', () => {
   });
 
   it('has a search box on the group and dead-letter pages whose results open the entry view', async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM_PATH).`);
-    if (!existsSync(WEB))
-      throw new Error(`${WEB} is missing: build the library first (node scripts/build-lib.mjs, or npm test).`);
     const stream = await arrange();
     const c = await start({ streams: [stream], redact: mask });
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    const browser = await launchConsoleBrowser();
     closers.push(() => browser.close());
     const page = await browser.newPage();
     const errors: string[] = [];

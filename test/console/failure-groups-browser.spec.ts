@@ -1,21 +1,15 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { Controller } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
 import { NonRetryableError, StreamOperations } from 'nest-redis-streams';
 import { startMicroservice, startRecorder, testContext, unique, waitFor } from '../support/helpers.js';
-import { type ConsoleApp, q, startConsoleApp } from './console-app.js';
+import { type ConsoleApp, launchConsoleBrowser, q, startConsoleApp } from './console-app.js';
 
 const { redis, closers } = testContext();
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const WEB = join(__dirname, '../../libs/nest-redis-streams/dist/console/web/app.js');
 
 let browser: Browser;
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM_PATH).`);
-  if (!existsSync(WEB)) throw new Error(`${WEB} is missing: build the library first (node scripts/build-lib.mjs, or npm test).`);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  browser = await launchConsoleBrowser();
 }, 30_000);
 afterAll(() => browser?.close());
 
