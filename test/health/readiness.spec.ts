@@ -207,7 +207,9 @@ describe('RedisStreamsHealthIndicator.isReady', () => {
     release();
     const caughtUp = await waitFor(async () => {
       const r = await indicator.isReady('redis-streams', server, { maxLag: 2 });
-      return r['redis-streams'].streams[0].pending === 0 ? r : null;
+      // Pending is also 0 between one entry's ack and the next read: wait for all five and no lag.
+      const figures = r['redis-streams'].streams[0];
+      return seen.length === 5 && figures.pending === 0 && figures.lag === 0 ? r : null;
     }, 'the consumer to catch up');
     expect(caughtUp['redis-streams'].status).toBe('up');
     expect(caughtUp['redis-streams'].streams[0]).toMatchObject({ lag: 0, pending: 0 });
