@@ -7,9 +7,11 @@
 // reports/server-matrix.md; exits non-zero when any run failed.
 //   --servers debian,redis,valkey   a subset (default: all three)
 //   --no-chaos                      skip the chaos run
+//   --parallel                      the integration runs at the same time (one Jest worker each;
+//                                   each run's output is printed when it ends), then chaos alone
 //   -- <jest args>                  passed to every Jest run (e.g. a spec path)
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +30,7 @@ const flag = (name) => {
 };
 const chosen = (flag('--servers') ?? ['debian', ...SERVERS.map((s) => s.name)].join(',')).split(',');
 const chaos = !own.includes('--no-chaos');
+const parallel = own.includes('--parallel');
 
 function must(result, what) {
   if (result.status !== 0) {
@@ -79,20 +82,28 @@ const runs = matrix.map((server) => ({ server, tier: 'integration', args: ['--se
 if (chaos && newestRedis) runs.push({ server: newestRedis, tier: 'chaos', args: ['--selectProjects', 'chaos', '--runInBand'] });
 
 const work = mkdtempSync(join(tmpdir(), 'nrs-matrix-'));
-const rows = [];
-for (const run of runs) {
-  const out = join(work, `${run.server.name}-${run.tier}.json`);
+
+/** One Jest run against one server; resolves with its exit status. */
+function jestRun(run, out, log) {
   // REDIS_URL unset: the global setup starts its own server, from NRS_REDIS_SERVER.
   const env = { ...process.env, NRS_REDIS_SERVER: run.server.bin };
   delete env.REDIS_URL;
-  console.log(`\n=== ${run.tier} tier on ${run.server.label} (${run.server.bin})`);
-  const started = Date.now();
-  const result = spawnSync(
-    process.execPath,
-    ['node_modules/jest/bin/jest.js', ...jestExtra, ...run.args, '--forceExit', '--json', `--outputFile=${out}`],
-    { stdio: 'inherit', env },
-  );
-  const seconds = (Date.now() - started) / 1000;
+  const args = ['node_modules/jest/bin/jest.js', ...jestExtra, ...run.args, '--forceExit', '--json', `--outputFile=${out}`];
+  // In parallel, a run's output goes to a file and is printed whole when it ends: interleaved
+  // lines of two Jest runs could not be read.
+  if (parallel) args.push('--maxWorkers=1');
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { stdio: log ? ['ignore', 'pipe', 'pipe'] : 'inherit', env });
+    if (log) {
+      const file = createWriteStream(log);
+      child.stdout.pipe(file);
+      child.stderr.pipe(file);
+    }
+    child.on('close', (status) => resolve(status));
+  });
+}
+
+function summarize(run, out, status, seconds) {
   let passed = 0;
   let failed = 0;
   const failures = [];
@@ -107,10 +118,33 @@ for (const run of runs) {
     }
   } catch {
     failed = Math.max(failed, 1);
-    failures.push(`jest exited ${result.status} without a report`);
+    failures.push(`jest exited ${status} without a report`);
   }
-  if (result.status !== 0 && failed === 0) failed = 1;
-  rows.push({ server: run.server.label, tier: run.tier, passed, failed, seconds, failures });
+  if (status !== 0 && failed === 0) failed = 1;
+  return { server: run.server.label, tier: run.tier, passed, failed, seconds, failures };
+}
+
+async function execute(run, together) {
+  const out = join(work, `${run.server.name}-${run.tier}.json`);
+  const log = together ? join(work, `${run.server.name}-${run.tier}.log`) : null;
+  if (!together) console.log(`\n=== ${run.tier} tier on ${run.server.label} (${run.server.bin})`);
+  const started = Date.now();
+  const status = await jestRun(run, out, log);
+  const seconds = (Date.now() - started) / 1000;
+  if (log) {
+    console.log(`\n=== ${run.tier} tier on ${run.server.label} (${run.server.bin}), run beside the others`);
+    process.stdout.write(readFileSync(log, 'utf8'));
+  }
+  return summarize(run, out, status, seconds);
+}
+
+const rows = [];
+const integration = runs.filter((r) => r.tier === 'integration');
+if (parallel && integration.length > 1) {
+  rows.push(...(await Promise.all(integration.map((run) => execute(run, true)))));
+  for (const run of runs.filter((r) => r.tier !== 'integration')) rows.push(await execute(run, false));
+} else {
+  for (const run of runs) rows.push(await execute(run, false));
 }
 rmSync(work, { recursive: true, force: true });
 
