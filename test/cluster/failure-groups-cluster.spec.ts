@@ -176,10 +176,12 @@ describe('dead letters by cause and safe re-drive on a Redis Cluster', () => {
     const declinedOnly = (p: number): Order[] =>
       [1, 2, 3, 4].map((k) => ({ n: 10 * p + k, customer: k % 2 ? 'a' : 'b', fail: 'declined' as const }));
     await parkIn(partitions, ran, declinedOnly);
-    // Each dead letter's id and the id its entry had when it was parked (dlq:id), across all partitions.
+    // Per partition and dead letter, the id its entry had when it was parked (dlq:id). Keyed by
+    // both: streams on different masters can hand out the same id in the same millisecond.
     const firstIdOf = new Map<string, string>();
     for (const partition of partitions)
-      for (const [id, fields] of await redis.xrange(`${partition}:dlq`, '-', '+')) firstIdOf.set(id, fieldOf(fields, 'dlq:id'));
+      for (const [id, fields] of await redis.xrange(`${partition}:dlq`, '-', '+'))
+        firstIdOf.set(`${partition} ${id}`, fieldOf(fields, 'dlq:id'));
     health.fixed = true;
     const ops = operations();
 
@@ -200,8 +202,8 @@ describe('dead letters by cause and safe re-drive on a Redis Cluster', () => {
       for (const [newId, fields] of redriven) {
         const letterId = fieldOf(fields, 'nrs:redriven_from');
         const firstId = fieldOf(fields, 'nrs:original_id');
-        redrivenFrom.add(letterId);
-        expect([firstId, fieldOf(fields, 'nrs:group')]).toEqual([firstIdOf.get(letterId), 'g']);
+        redrivenFrom.add(`${partition} ${letterId}`);
+        expect([firstId, fieldOf(fields, 'nrs:group')]).toEqual([firstIdOf.get(`${partition} ${letterId}`), 'g']);
         const history = await ops.entryHistory(partition, newId);
         expect(history).toMatchObject({ inStream: true, complete: true });
         expect(history.steps.map((s) => [s.what, s.id])).toEqual([
