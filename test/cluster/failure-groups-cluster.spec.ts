@@ -100,7 +100,7 @@ describe('dead letters by cause and safe re-drive on a Redis Cluster', () => {
     }
   }
 
-  /** Per partition: orders 10p+1…10p+5; customers a/b; two declined, one out of stock. */
+  /** Per partition: orders 10p+1…10p+5; two declined (customers a and b), one out of stock, two healthy. */
   const mixed = (p: number): Order[] => [
     { n: 10 * p + 1, customer: 'a', fail: 'declined' },
     { n: 10 * p + 2, customer: 'b' },
