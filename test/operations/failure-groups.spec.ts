@@ -61,6 +61,18 @@ describe('failure groups and the re-drive dry run (StreamOperations against Redi
     expect(all.skipped).toEqual([]);
   });
 
+  it('without a stream list, merges the streams with consumer groups and leaves streams nothing consumes out', async () => {
+    const stream = await servedStream();
+    await park(stream, declined(1));
+    // Like a handler's error stream ({<stream>}:nrs-errors:<group>): a stream without groups.
+    const unconsumed = `{${stream}}:nrs-errors:g`;
+    await redis.xadd(unconsumed, '*', 'error', 'boom');
+    const all = await new StreamOperations(redis).failureGroupsAcross();
+    const payment = all.groups.find((g) => g.fingerprint === failureCause('PaymentError', declined(1).error).fingerprint)!;
+    expect(payment.streams).toHaveProperty([stream], 1);
+    expect(all.skipped!.map((s) => s.stream)).not.toContain(unconsumed);
+  });
+
   it('across streams, skips (and names) a stream it cannot read instead of failing them all', async () => {
     const good = await servedStream();
     // Its dead-letter key holds a hash (someone else's key): reading it fails for that stream only.

@@ -5,7 +5,7 @@ import { isCluster } from '../redis/connection.factory.js';
 import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import type { StreamSetting } from './overview.js';
-import { scanStreams } from './stream-discovery.js';
+import { readStreamGroups, scanStreams } from './stream-discovery.js';
 import type { StreamConfig } from './stream-operations-options.interface.js';
 
 /**
@@ -65,6 +65,22 @@ export class ServedStreams {
       streams.catch(() => (this.discovered = null));
     }
     return (await this.discovered.streams).map((s) => this.toSetting(s));
+  }
+
+  /**
+   * The streams `served` accepts, listed: the configured ones, or the discovered streams that have
+   * consumer groups. SCAN also finds streams nothing consumes (the handlers' error streams
+   * `…:nrs-errors:<group>`): a read across streams would only report them as not served.
+   */
+  async listServed(): Promise<StreamSetting[]> {
+    const all = await this.list();
+    if (this.configured) return all;
+    const found = await readStreamGroups(
+      this.redis,
+      all.map((s) => s.stream),
+    );
+    const consumed = new Set(found.filter((s) => s.groups.length > 0).map((s) => s.stream));
+    return all.filter((s) => consumed.has(s.stream));
   }
 
   private toSetting(config: string | StreamConfig): StreamSetting {

@@ -190,9 +190,12 @@ export class StreamOperations {
     );
   }
 
-  /** The failure groups of every served stream merged by fingerprint; each stream read within `scanLimit`. */
+  /**
+   * The failure groups of every served stream merged by fingerprint (without a configured list, the
+   * streams with consumer groups); each stream read within `scanLimit`.
+   */
   async failureGroupsAcross(signal?: AbortSignal): Promise<FailureGroups> {
-    const streams = (await this.streams()).map((s) => s.stream);
+    const streams = (await this.servedStreams.listServed()).map((s) => s.stream);
     return readFailureGroupsAcross(streams, (stream) => this.failureGroups(stream, signal));
   }
 
