@@ -2,6 +2,7 @@ import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern } from '@nestjs/microservices';
 import type { RedisStreamsContext } from 'nest-redis-streams';
 import { startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
+import { claimEpochKey } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { capabilitiesOf } from './capabilities-of.js';
 
 jest.setTimeout(60_000);
@@ -75,5 +76,39 @@ describe('reclaiming through the read (XREADGROUP CLAIM where present)', () => {
       [ids[1], 4],
     ]);
     expect(seen).toEqual([]);
+  });
+
+  it("claimReads: false leaves idle entries to the reclaim round and never marks the group's claim epoch, so acks stay plain", async () => {
+    const stream = unique('claim-off');
+    const ids = await deadConsumerEntries(stream, 1);
+    const seen: Array<[string, number, string]> = [];
+    const { app, server } = await startMicroservice([recorder(stream, seen)], {
+      consumer: 'survivor',
+      minIdleTimeMs: 300,
+      reclaimIntervalMs: 60_000,
+      claimReads: false,
+    });
+    closers.push(() => app.close());
+    // No read takes them over on any server: only this round can, once they are idle enough.
+    await waitFor(async () => (await server.reclaimNow()) === 2, 'a reclaim round to take both');
+    await waitFor(() => seen.length === 2, 'both entries handled');
+    expect(seen).toEqual([
+      [ids[0], 2, 'survivor'],
+      [ids[1], 2, 'survivor'],
+    ]);
+    await waitFor(async () => ((await redis.xpending(stream, 'nest')) as [number])[0] === 0, 'the acks');
+    // A CLAIM read marks the epoch before it runs; with the option off nothing did.
+    expect(await redis.hget(claimEpochKey(stream, 'nest'), 'claim-reads')).toBeNull();
+  });
+
+  it('claimReads (default true) marks the epoch on servers with CLAIM and nowhere else', async () => {
+    const stream = unique('claim-on');
+    await redis.xgroup('CREATE', stream, 'nest', '0', 'MKSTREAM');
+    await redis.xadd(stream, '*', 'n', '1');
+    const seen: Array<[string, number, string]> = [];
+    const { app } = await startMicroservice([recorder(stream, seen)], { consumer: 'reader' });
+    closers.push(() => app.close());
+    await waitFor(() => seen.length === 1, 'the entry handled');
+    expect(await redis.hget(claimEpochKey(stream, 'nest'), 'claim-reads')).toBe(has().claim ? '1' : null);
   });
 });

@@ -21,6 +21,8 @@ export const SERVER_DEFAULTS = {
   directHandlers: true,
   // Owner checks only where a claim can have happened since the read (docs/RELIABILITY.md, "Cheap acks").
   checkEveryAck: false,
+  // Claimable entries without waiting for a reclaim round, on servers that can (docs/performance.md).
+  claimReads: true,
   reclaimIntervalMs: 5_000,
   reclaimCount: 100,
   scheduleCheckMs: 1_000,

@@ -47,6 +47,16 @@ export interface RedisStreamsServerOptions extends StreamHandlerOptions {
    */
   checkEveryAck?: boolean;
   /**
+   * Where every node has `XREADGROUP … CLAIM` (Redis 8.4+), read idle entries of dead consumers
+   * together with new ones, as soon as they are claimable, instead of waiting for the reclaimer's
+   * round. Such a read claims outside any script, so while a group is read that way every ack
+   * checks the owner (docs/RELIABILITY.md, "Cheap acks"): turn it off for Redis' cheapest acks,
+   * and idle entries wait for the reclaimer (`reclaimIntervalMs`) as on older servers. Measured
+   * trade-off: docs/performance.md, "CLAIM reads or cheap acks".
+   * @default true
+   */
+  claimReads?: boolean;
+  /**
    * How often the reclaimer looks for entries idle past `minIdleTimeMs` (XAUTOCLAIM). 0 turns it off.
    * @default 5000
    */

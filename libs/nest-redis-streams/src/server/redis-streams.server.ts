@@ -223,7 +223,8 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       streamCounters: features.streamCounters,
       readForgetsTrimGap: features.readForgetsTrimGap,
       // Renewal keeps this consumer's own entries from idling into its CLAIM reads (see claimRead).
-      claimRead: capabilities.all.claim && this.options.leaseRenewal && this.options.reclaimIntervalMs > 0,
+      claimRead:
+        this.options.claimReads && capabilities.all.claim && this.options.leaseRenewal && this.options.reclaimIntervalMs > 0,
       checkEveryAck: this.options.checkEveryAck,
       deserializer: this.options.deserializer ?? new JsonCodec(),
       commands: this.commands,

@@ -42,6 +42,9 @@ describe('option resolution', () => {
     [{ ackMode: 'later' as never }, 'Option "ackMode" must be "auto" or "manual", got "later".'],
     [{ directHandlers: 'no' as never }, 'Option "directHandlers" must be true or false, got "no".'],
     [{ directHandlers: 0 as never }, 'Option "directHandlers" must be true or false, got 0.'],
+    [{ claimReads: 'false' as never }, 'Option "claimReads" must be true or false, got "false".'],
+    [{ checkEveryAck: 1 as never }, 'Option "checkEveryAck" must be true or false, got 1.'],
+    [{ leaseRenewal: null as never }, 'Option "leaseRenewal" must be true or false, got null.'],
     [{ startId: 'latest' }, 'Option "startId" must be "0", "$" or a stream id like "1700000000000-0", got "latest".'],
   ])('rejects %j naming the option and the value', (options, message) => {
     expect(() => resolveServerOptions(options)).toThrow(InvalidOptionsError);

@@ -35,8 +35,8 @@ export function resolveServerOptions(options: RedisStreamsServerOptions = {}): R
   if (typeof merged.consumer !== 'string' || merged.consumer.length === 0) {
     throw new InvalidOptionsError(MESSAGES.badString('consumer', merged.consumer, ''));
   }
-  if (typeof merged.directHandlers !== 'boolean') {
-    throw new InvalidOptionsError(MESSAGES.badBoolean('directHandlers', merged.directHandlers));
+  for (const key of ['directHandlers', 'claimReads', 'checkEveryAck', 'leaseRenewal'] as const) {
+    if (typeof merged[key] !== 'boolean') throw new InvalidOptionsError(MESSAGES.badBoolean(key, merged[key]));
   }
   if (typeof merged.keyPrefix !== 'string') throw new InvalidOptionsError(MESSAGES.badString('keyPrefix', merged.keyPrefix, ''));
   if (typeof merged.replyStreamPrefix !== 'string' || merged.replyStreamPrefix.length === 0) {
