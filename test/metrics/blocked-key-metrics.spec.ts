@@ -20,7 +20,7 @@ describe('blocked-key gauges (layout seeded in real Redis)', () => {
       @EventPattern(stream, { group: 'b' })
       b() {}
     }
-    const { app, server } = await startMicroservice([Quiet]);
+    const { app, server } = await startMicroservice([Quiet], {});
     closers.push(() => app.close());
     const registry = new Registry();
     const metrics = new RedisStreamsMetrics().attach(server, { registry, sampleIntervalMs: 0 });

@@ -78,6 +78,10 @@ describe('StreamOperations.blockedKeys (layout seeded in real Redis)', () => {
     ]);
     expect((await ops().blockedKeys(stream, { group: 'shipping' })).map((b) => b.group)).toEqual(['shipping']);
     expect(await ops().blockedKeys(stream, { group: 'audit' })).toEqual([]);
+    // A group the stream does not have is a typo, not "nothing blocked".
+    await expect(ops().blockedKeys(stream, { group: 'biling' })).rejects.toThrow(
+      new OperationError('not-found', `Stream "${stream}" has no consumer group "biling".`),
+    );
   });
 
   it('shows a record it cannot read as unreadable rather than hide a blocked key', async () => {

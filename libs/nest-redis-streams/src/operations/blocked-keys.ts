@@ -1,7 +1,9 @@
 import type { Redis } from 'ioredis';
 import { blockedKeysKey, heldEntriesKey, partitionStreams } from '../keys/index.js';
 import { pairsToObject } from '../redis/replies.js';
+import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_DEFAULTS } from './operations.constants.js';
+import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import type { StreamSetting } from './overview.js';
 import { parseCount, requireName } from './stream-position.js';
 
@@ -72,11 +74,17 @@ export async function listBlockedKeys(
   const keys = partitionStreams(stream, partitions);
   await Promise.all(keys.map((key) => served(key)));
   const found: BlockedKey[] = [];
+  let groupSeen = false;
   for (const key of keys) {
-    for (const name of group === undefined ? await groupsOf(redis, key) : [group]) {
+    const groups = await groupsOf(redis, key);
+    // A typo in a name must not read as "nothing blocked".
+    if (groups === null) throw new OperationError('not-found', OPERATIONS_MESSAGES.notAStream(key, 'none'));
+    groupSeen ||= group !== undefined && groups.includes(group);
+    for (const name of group === undefined ? groups : groups.filter((g) => g === group)) {
       found.push(...(await readBlockedKeys(redis, key, name)));
     }
   }
+  if (group !== undefined && !groupSeen) throw new OperationError('not-found', OPERATIONS_MESSAGES.noGroup(stream, group));
   return found;
 }
 
@@ -110,13 +118,13 @@ export function totalBlocked(blocked: readonly BlockedKey[]): BlockedKeyTotals {
   };
 }
 
-/** The group names of a stream key (none when the key does not exist). */
-export async function groupsOf(redis: Redis, stream: string): Promise<string[]> {
+/** The group names of a stream key; null when the key does not exist. */
+async function groupsOf(redis: Redis, stream: string): Promise<string[] | null> {
   const rows = (await redis.xinfo('GROUPS', stream).catch((err: unknown) => {
-    if (/no such key/i.test(String(err))) return [];
+    if (/no such key/i.test(String(err))) return null;
     throw err;
-  })) as unknown[][];
-  return rows.map((row) => String(pairsToObject(row)['name']));
+  })) as unknown[][] | null;
+  return rows && rows.map((row) => String(pairsToObject(row)['name']));
 }
 
 function parseRecord(stream: string, group: string, key: string, text: string, waiting: number): BlockedKey {
