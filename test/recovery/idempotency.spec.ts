@@ -108,7 +108,8 @@ describe.each(HANDLER_PATHS)('idempotent handlers (%s path)', (path) => {
     await publish(shipped, 'order-42');
     await waitFor(
       async () =>
-        applied.length >= 2 && (await pendingCount(redis, created, 'nest')) + (await pendingCount(redis, shipped, 'nest')) === 0,
+        applied.length >= 2 &&
+        (await pendingCount(redis, created, 'nest')) + (await pendingCount(redis, shipped, 'nest')) === 0,
       'both entries handled and acked',
     );
     expect(applied.sort()).toEqual([created, shipped].sort());
