@@ -81,6 +81,11 @@ describe('nest-redis-streams blocked (spawned, layout seeded in real Redis)', ()
     expect(table.code).toBe(0);
     expect(table.stdout.split('\n')[2]).toContain(`${partitionStream(stream, 2)} `);
 
+    const help = await runCli(['blocked', '--help']);
+    expect([help.code, help.stdout]).toEqual([0, expect.stringMatching(/^Usage: nest-redis-streams blocked <stream>/)]);
+    expect((await runCli(['--help'])).stdout).toMatch(/^ {2}blocked +ordering keys held back/m);
+    const none = await runCli(['blocked']);
+    expect([none.code, none.stderr]).toEqual([2, expect.stringContaining('"blocked" needs <stream>')]);
     const bad = await runCli(['blocked', stream, '--partitions', '0']);
     expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('--partitions must be a whole number >= 1, got "0"')]);
     const nowhere = unique('nowhere');
