@@ -45,6 +45,19 @@ describe('nest-redis-streams blocked (spawned, layout seeded in real Redis)', ()
     expect(lines[3]).toMatch(/^shipping +parcel-1 +failing +1700000000001-0 +- +0 /);
     expect(lines.at(-1)).toMatch(/^blocked 2 keys; 2 entries held; oldest blocked for 40 min \d+ s$/);
 
+    // A key is payload data: control characters in it must not reach the terminal.
+    await seedBlockedKey(redis, {
+      stream,
+      group: 'shipping',
+      key: 'red\u001b[31m',
+      state: 'failing',
+      entry: '9-0',
+      since: Date.now(),
+    });
+    const escaped = await runCli(['blocked', stream, '--group', 'shipping']);
+    expect(escaped.stdout).not.toContain('\u001b');
+    expect(escaped.stdout).toContain('red\\x1b[31m');
+
     const json = await runCli(['blocked', stream, '--group', 'billing', '--json']);
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual([

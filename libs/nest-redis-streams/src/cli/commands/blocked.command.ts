@@ -57,7 +57,8 @@ function printBlocked(ctx: CliContext, blocked: BlockedKey[], partitioned: boole
     printable(b.group, 30),
     printable(b.key, 40),
     b.state,
-    b.current ? `${b.blockingEntry} (running ${b.current})` : b.blockingEntry,
+    // Ids come from a record anyone with write access may have edited: escaped like every other value.
+    printable(b.current ? `${b.blockingEntry} (running ${b.current})` : b.blockingEntry, 60),
     b.deadLetter ? printable(b.deadLetter, 40) : '-',
     String(b.waiting),
     since(b),
