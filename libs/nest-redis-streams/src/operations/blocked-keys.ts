@@ -61,7 +61,8 @@ const STATES = new Set<string>(['failing', 'parked', 'releasing']);
 /**
  * The blocked keys of `stream` (or of each of its partition streams), each stream key checked by
  * `served` first, so a stream the console or the CLI does not serve is refused as not found.
- * Stream keys are read one after the other: each is one or two round trips on its own node.
+ * Stream keys are read side by side (on a cluster, each on its own node), listed in partition
+ * order; a missing stream key, or a group that none of them has, is refused as not found.
  */
 export async function listBlockedKeys(
   redis: Redis,
@@ -73,19 +74,20 @@ export async function listBlockedKeys(
   const partitions = parseCount(query.partitions, 1, OPERATIONS_DEFAULTS.maxPartitions, 'partitions');
   const keys = partitionStreams(stream, partitions);
   await Promise.all(keys.map((key) => served(key)));
-  const found: BlockedKey[] = [];
-  let groupSeen = false;
-  for (const key of keys) {
-    const groups = await groupsOf(redis, key);
-    // A typo in a name must not read as "nothing blocked".
-    if (groups === null) throw new OperationError('not-found', OPERATIONS_MESSAGES.notAStream(key, 'none'));
-    groupSeen ||= group !== undefined && groups.includes(group);
-    for (const name of group === undefined ? groups : groups.filter((g) => g === group)) {
-      found.push(...(await readBlockedKeys(redis, key, name)));
-    }
-  }
-  if (group !== undefined && !groupSeen) throw new OperationError('not-found', OPERATIONS_MESSAGES.noGroup(stream, group));
-  return found;
+  const perKey = await Promise.all(keys.map((key) => readStreamKey(redis, key, group)));
+  // A typo in a group name must not read as "nothing blocked".
+  if (group !== undefined && !perKey.some((k) => k.hasGroup))
+    throw new OperationError('not-found', OPERATIONS_MESSAGES.noGroup(stream, group));
+  return perKey.flatMap((k) => k.blocked);
+}
+
+/** The blocked keys of one stream key, in `group` or in each of its groups. */
+async function readStreamKey(redis: Redis, key: string, group: string | undefined) {
+  const groups = await groupsOf(redis, key);
+  if (groups === null) throw new OperationError('not-found', OPERATIONS_MESSAGES.notAStream(key, 'none'));
+  const names = group === undefined ? groups : groups.filter((g) => g === group);
+  const blocked = await Promise.all(names.map((name) => readBlockedKeys(redis, key, name)));
+  return { hasGroup: names.length > 0, blocked: blocked.flat() };
 }
 
 /**
