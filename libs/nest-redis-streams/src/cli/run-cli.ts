@@ -4,6 +4,7 @@ import { aclFixFor, aclUserOf, explainAclError } from '../redis/acl-hint.js';
 import { connectionFrom, openContext } from './cli-context.js';
 import { BIN, EXIT } from './cli.constants.js';
 import type { Command } from './command.interface.js';
+import { blockedCommand } from './commands/blocked.command.js';
 import { consumersCommand } from './commands/consumers.command.js';
 import { dlqCommand } from './commands/dlq.command.js';
 import { doctorCommand } from './commands/doctor.command.js';
@@ -24,6 +25,7 @@ export const COMMANDS: Command[] = [
   pendingCommand,
   dlqCommand,
   scheduledCommand,
+  blockedCommand,
   searchCommand,
   setidCommand,
   consumersCommand,

@@ -19,7 +19,7 @@ import {
   optionalTime,
 } from './console-http.js';
 import type { RedisStreamsConsoleOptions } from './console-options.interface.js';
-import { actor, redactFields } from './console-redaction.js';
+import { actor, redactBlockedKey, redactFields } from './console-redaction.js';
 import { ConsoleSession, ConsoleWrite } from './console-write.decorator.js';
 import { CONSOLE_DEFAULTS, CONSOLE_MESSAGES, CONSOLE_OPERATIONS, CONSOLE_OPTIONS } from './console.constants.js';
 import { CsrfToken } from './csrf-token.js';
@@ -203,6 +203,19 @@ export class ConsoleApiController {
         fields: this.redact(pairsOf(fields), stream, rest.eventId),
       }));
       return { ...summary, entries };
+    });
+  }
+
+  /**
+   * The ordering keys `onDeadLetter: 'block-key'` holds back in `group` (or every group), oldest
+   * block first; `partitions` reads each partition stream. Keys go through `redact`.
+   */
+  @Get('blocked-keys')
+  blockedKeys(@Query() q: Input) {
+    return answer(async () => {
+      const query = { group: optionalName(q, 'group'), partitions: optionalPartitions(q) };
+      const items = await this.ops.blockedKeys(name(q, 'stream'), query);
+      return { items: items.map((b) => redactBlockedKey(this.options, b)) };
     });
   }
 

@@ -1,4 +1,5 @@
 import type { DeadLetter } from '../dead-letter/dead-letter.service.js';
+import type { BlockedKey } from '../operations/blocked-keys.js';
 import type { FieldPairs } from '../operations/entries.js';
 import type { ConsoleRequest } from './console-access.guard.js';
 import type { RedisStreamsConsoleOptions } from './console-options.interface.js';
@@ -21,6 +22,21 @@ export function redactLetter(options: RedisStreamsConsoleOptions, letter: DeadLe
   const at = { stream: letter.stream, group: letter.group, id: letter.id };
   return { ...rest, fields: redactFields(options, Object.entries(fields), at) };
 }
+
+/**
+ * A blocked key as the page may show it: the ordering key comes from the payload, so it goes
+ * through the `redact` hook as the field the engine writes on the key's dead letter
+ * (`nrs:blocked_key`), told the blocking entry's id. A hook that drops the field hides the key.
+ */
+export function redactBlockedKey(options: RedisStreamsConsoleOptions, blocked: BlockedKey): BlockedKey {
+  if (!options.redact) return blocked;
+  const at = { stream: blocked.stream, group: blocked.group, id: blocked.blockingEntry };
+  const shown = options.redact([[BLOCKED_KEY_FIELD, blocked.key]], at)?.find(([name]) => name === BLOCKED_KEY_FIELD);
+  return { ...blocked, key: shown ? shown[1] : '(redacted)' };
+}
+
+/** The dead-letter field naming the ordering key a dead letter blocks (BLOCK-KEY layout). */
+const BLOCKED_KEY_FIELD = 'nrs:blocked_key';
 
 /** Who a write is audited under: the guard's actor, or `anonymous`. */
 export function actor(req: ConsoleRequest): string {

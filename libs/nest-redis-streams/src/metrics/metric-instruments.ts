@@ -39,6 +39,9 @@ export interface MetricInstruments {
   streamLength: Gauge<'stream'>;
   scheduledEntries: Gauge<'stream'>;
   scheduledOverdue: Gauge<'stream'>;
+  blockedKeys: Gauge<StreamLabel>;
+  blockedEntries: Gauge<StreamLabel>;
+  blockedOldest: Gauge<StreamLabel>;
   retentionMaxEntries: Gauge<RetentionLabel>;
   retentionMaxAge: Gauge<RetentionLabel>;
   xaddDuration: Histogram<'stream'>;
@@ -110,6 +113,9 @@ export function getOrCreateInstruments(client: PromClient, settings: InstrumentS
     streamLength: gaugeBy('streamLength', ['stream']),
     scheduledEntries: gaugeBy('scheduledEntries', ['stream']),
     scheduledOverdue: gaugeBy('scheduledOverdue', ['stream']),
+    blockedKeys: gauge('blockedKeys'),
+    blockedEntries: gauge('blockedEntries'),
+    blockedOldest: gauge('blockedOldest'),
     retentionMaxEntries: gaugeBy('retentionMaxEntries', ['stream', 'trim']),
     retentionMaxAge: gaugeBy('retentionMaxAge', ['stream', 'trim']),
     xaddDuration: get(

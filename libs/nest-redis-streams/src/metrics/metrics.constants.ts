@@ -114,6 +114,21 @@ export const METRIC_DEFINITIONS = {
     name: 'scheduled_oldest_overdue_seconds',
     help: 'How long the first scheduled entry is past its due time; grows when no server moves the schedule (sampled).',
   },
+  blockedKeys: {
+    type: 'gauge',
+    name: 'blocked_keys',
+    help: "Ordering keys held back by onDeadLetter: 'block-key' (their entry failed or is parked), sampled.",
+  },
+  blockedEntries: {
+    type: 'gauge',
+    name: 'blocked_entries',
+    help: 'Entries held back behind blocked ordering keys, waiting to run in order (sampled).',
+  },
+  blockedOldest: {
+    type: 'gauge',
+    name: 'blocked_oldest_seconds',
+    help: 'How long the longest-blocked ordering key has been blocked; 0 when none is (sampled).',
+  },
   retentionMaxEntries: {
     type: 'gauge',
     name: 'stream_retention_max_entries',

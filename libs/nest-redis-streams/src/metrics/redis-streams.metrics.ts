@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { RedisStreamsClient } from '../client/redis-streams.client.js';
 import { readyCommands, statsTarget } from '../health/server-stats.js';
 import { sampleStreamStatsBatch, type SampledStreamStats } from '../health/stream-stats.js';
+import { sampleBlockedKeys } from './blocked-key-gauges.js';
 import { sampleSchedules } from './schedule-gauges.js';
 import { withTimeout } from '../health/with-timeout.js';
 import { CAPABILITY_NAMES, type ServerCapabilities } from '../redis/capabilities.js';
@@ -44,7 +45,8 @@ interface Attachment {
  * Gauges sampled from Redis every `sampleIntervalMs` (the group as a whole, so aggregate across
  * instances with `max`): `pending_entries`, `oldest_pending_idle_seconds`,
  * `consumer_lag_entries` (absent while Redis cannot tell), `dead_letter_entries`,
- * `group_consumers`, `stream_length_entries` (label `stream` only), `redis_memory_used_bytes` and
+ * `group_consumers`, `blocked_keys`, `blocked_entries`, `blocked_oldest_seconds` (ordering keys held
+ * back by `onDeadLetter: 'block-key'`), `stream_length_entries` (label `stream` only), `redis_memory_used_bytes` and
  * `redis_memory_max_bytes` (label `node`); per instance: `read_loop_last_read_age_seconds`,
  * `min_idle_time_seconds`. From clients (`attachClient`): `xadd_duration_seconds` (label
  * `stream`), `stream_retention_max_entries` / `stream_retention_max_age_seconds` (+ `trim`).
@@ -187,6 +189,7 @@ export class RedisStreamsMetrics implements OnApplicationShutdown {
           sampleTimeoutMs,
           'Redis (stream schedules)',
         ),
+        withTimeout(sampleBlockedKeys(redis, consumers, attachment.instruments), sampleTimeoutMs, 'Redis (blocked keys)'),
       ]);
       consumers.forEach((consumer, i) => this.setGauges(attachment.instruments, consumer, sampled[i]));
       attachment.lastError = null;

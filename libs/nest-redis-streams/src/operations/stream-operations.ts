@@ -7,6 +7,7 @@ import type { TrimTarget } from '../trim/retention-options.interface.js';
 import { type SafeTrimResult, trimSafely } from '../trim/trim-safely.js';
 import { type AuditIntent, AuditLog, type AuditRecord } from './audit-log.js';
 import { auditedWrite } from './audited-write.js';
+import { type BlockedKey, type BlockedKeysQuery, listBlockedKeys } from './blocked-keys.js';
 import { CanaryRedrives } from './canary-redrive.js';
 import { type ConsumerInfo, deleteConsumer, handOver, listConsumers } from './consumers.js';
 import {
@@ -235,6 +236,15 @@ export class StreamOperations {
    */
   scheduled(stream: string, limit: number = OPERATIONS_DEFAULTS.pageSize): Promise<ScheduleSummary> {
     return this.read(stream, () => summarizeSchedule(this.redis, stream, limit));
+  }
+
+  /**
+   * The ordering keys that `onDeadLetter: 'block-key'` holds back, per group: state, the entry they
+   * wait for (and its dead letter once parked), how many later entries wait and since when, oldest
+   * block first within each stream key and group. `partitions` reads each partition stream.
+   */
+  blockedKeys(stream: string, query: BlockedKeysQuery = {}): Promise<BlockedKey[]> {
+    return listBlockedKeys(this.redis, (key) => this.served(key), stream, query);
   }
 
   previewCursor(stream: string, group: string, target: CursorTarget): Promise<CursorPreview> {

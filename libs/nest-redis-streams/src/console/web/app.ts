@@ -1,5 +1,6 @@
 import { loadSession } from './api.js';
 import { auditView } from './audit-view.js';
+import { blockedKeysView } from './blocked-keys-view.js';
 import { deadLettersView } from './dead-letters-view.js';
 import { h, replace, route } from './dom.js';
 import { entryView } from './entry-view.js';
@@ -11,7 +12,7 @@ import { scheduledView } from './scheduled-view.js';
 import { streamSearchView } from './search-panel.js';
 
 // The console page: hash routes (#overview, #group?stream=&group=, #dead-letters?stream=,
-// #scheduled?stream=, #audit, #entry?stream=&id=, #search?stream=, #history?stream=&id=),
+// #scheduled?stream=, #blocked?stream=&group=, #audit, #entry?stream=&id=, #search?stream=, #history?stream=&id=),
 // each rendered from the JSON API. The overview refreshes itself every refreshMs while shown.
 
 let timer: ReturnType<typeof setTimeout> | undefined;
@@ -46,6 +47,7 @@ async function render(): Promise<void> {
     if (view === 'group') replace(main, await groupView(params, render));
     else if (view === 'dead-letters') replace(main, await deadLettersView(params, render));
     else if (view === 'scheduled') replace(main, await scheduledView(params, render));
+    else if (view === 'blocked') replace(main, await blockedKeysView(params));
     else if (view === 'audit') replace(main, await auditView());
     else if (view === 'entry') replace(main, await entryView(params));
     else if (view === 'search') replace(main, streamSearchView(params));

@@ -1,4 +1,5 @@
 import { canWrite, get, loadSession, post } from './api.js';
+import { blockedKeysCard } from './blocked-keys-view.js';
 import { type Series, chart } from './charts.js';
 import { duration, h, ident, table, when } from './dom.js';
 import { type Pairs, payload } from './payload.js';
@@ -109,12 +110,13 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
     to: params.get('to') ?? undefined,
     count: '25',
   };
-  const [overview, history, consumers, pel, ownership] = await Promise.all([
+  const [overview, history, consumers, pel, ownership, blocked] = await Promise.all([
     get<Stream[]>('overview'),
     get<{ groups: Series[] }>('history').catch(() => ({ groups: [] as Series[] })),
     get<Consumer[]>('consumers', { stream, group }),
     get<{ items: Pending[]; next: string | null }>('pending', query),
     ownershipCard(stream, group),
+    blockedKeysCard(stream, group),
   ]);
   // The time range stays while paging: the next page is the rest of the same range.
   const range = Object.fromEntries((['from', 'to'] as const).flatMap((k) => (query[k] ? [[k, query[k]]] : [])));
@@ -217,6 +219,7 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
       table(['consumer', 'pending', 'idle', 'state', 'holds', ''], consumerRows, [1, 2]),
     ),
     ownership,
+    blocked,
     searchPanel(stream, { group }),
     h(
       'section',
