@@ -165,8 +165,14 @@ export function decodeScanned(scan: ScannedEntry, fields: string[], deserializer
   return { data, eventId, headers: decodeHeaders(scan.headers), replyTo, correlationId, foreign: false };
 }
 
-/** The fields a re-drive adds to any entry: the transport's, never shown as the producer's data. */
-const TRANSPORT_FIELDS = new Set<string>([ENVELOPE.targetGroup, ENVELOPE.redrivenFrom, ENVELOPE.originalId]);
+/** The fields the transport adds to any entry (re-drive, held behind a blocked key): never shown as the producer's data. */
+const TRANSPORT_FIELDS = new Set<string>([
+  ENVELOPE.targetGroup,
+  ENVELOPE.redrivenFrom,
+  ENVELOPE.originalId,
+  ENVELOPE.heldFrom,
+  ENVELOPE.blockedKey,
+]);
 
 /**
  * A foreign entry's fields as own properties (a later duplicate field wins, as in a Map). The

@@ -77,6 +77,8 @@ export class EntryDispatcher {
       if (key === undefined && !this.rt.tracing) {
         entry.invoked = true;
         handled = this.rt.invoke(this.subscription, decoded, ctx);
+      } else if (key !== undefined && this.parking.blocks !== null) {
+        return this.dispatchBlocking(entry, decoded, ctx, key, started);
       } else {
         handled = this.invokeWrapped(entry, decoded, ctx, key);
       }
@@ -179,6 +181,35 @@ export class EntryDispatcher {
     };
     if (key === undefined) return invoke();
     return this.keys.run<unknown>(key, () => (this.owner.mayStart(entry) ? invoke() : Promise.resolve(NOT_STARTED)));
+  }
+
+  /**
+   * `onDeadLetter: 'block-key'`: the entry's whole turn runs behind the earlier entries of its
+   * key, outcome included, so the next entry of the key asks whether the key is blocked only once
+   * this one's failure has blocked it. Run or hold first (one script): a held entry leaves the
+   * PEL for its key's held stream. The blocker's success acks it and releases the next held entry
+   * in one script; any other success is acked as usual.
+   */
+  private dispatchBlocking(entry: HeldEntry, decoded: DecodedEntry, ctx: RedisStreamsContext, key: string, started: number): void {
+    const blocks = this.parking.blocks!;
+    const { stream, group } = this.owner;
+    const turn = async (): Promise<SettleOutcome> => {
+      if (!this.owner.mayStart(entry)) return 'unstarted';
+      const allowed = await blocks.turn(entry, key);
+      if (allowed !== 'run' && allowed !== 'blocker') return allowed;
+      try {
+        entry.invoked = true;
+        await runInTraceContext(decoded.headers, { stream, group, entryId: entry.id }, () =>
+          untilFinished(() => this.rt.invoke(this.subscription, decoded, ctx)),
+        );
+      } catch (err) {
+        this.emitHandled(entry, started, false);
+        return this.parking.fail(entry, err, key);
+      }
+      this.emitHandled(entry, started, true);
+      return allowed === 'blocker' ? blocks.succeeded(entry, key) : this.succeeded(entry);
+    };
+    this.settleAfter(entry, this.keys.run(key, turn));
   }
 
   /** The handler's promise resolved; an Observable result is done only when it completes. */

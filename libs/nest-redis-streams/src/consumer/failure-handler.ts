@@ -7,6 +7,7 @@ import { FENCED } from '../ownership/fenced-writes.js';
 import { recordHandlerError } from '../recovery/handler-errors.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import type { HeldEntry } from './held-entry.js';
+import { KeyBlocks } from './key-blocks.js';
 import type { SettleOutcome } from './slot-owner.interface.js';
 import type { ResolvedHandlerOptions } from './stream-subscription.js';
 import { CONSUMER_MESSAGES } from './consumer.messages.js';
@@ -15,7 +16,7 @@ import { rescheduleIfOwned } from '../schedule/index.js';
 import { retryLaterTime } from '../errors/retry-later.error.js';
 
 /** The handler options a FailureHandler reads. */
-export type FailureOptions = Pick<ResolvedHandlerOptions, 'maxDeliveries' | 'minIdleTimeMs' | 'deadLetterStream'>;
+export type FailureOptions = Pick<ResolvedHandlerOptions, 'maxDeliveries' | 'minIdleTimeMs' | 'deadLetterStream' | 'onDeadLetter'>;
 
 /** The runtime services a FailureHandler writes through. */
 export type FailureRuntime = Pick<ConsumerRuntime, 'commands' | 'events' | 'logger' | 'retryBackoffMs'>;
@@ -28,14 +29,24 @@ export type FailureRuntime = Pick<ConsumerRuntime, 'commands' | 'events' | 'logg
  * another consumer owns the entry now.
  */
 export class FailureHandler {
+  /** `onDeadLetter: 'block-key'`: the blocks of the handler's ordering keys (null otherwise). */
+  readonly blocks: KeyBlocks | null;
+
   constructor(
     /** The consumer's writes: its stream, group, name and fence. */
     private readonly writes: EntryWrites,
     private readonly options: FailureOptions,
     private readonly rt: FailureRuntime,
-  ) {}
+  ) {
+    this.blocks = options.onDeadLetter === 'block-key' ? new KeyBlocks(writes, rt) : null;
+  }
 
-  async fail(entry: HeldEntry, error: unknown): Promise<SettleOutcome> {
+  /**
+   * `blockKey` (block-key handlers): the entry's ordering key. A retry blocks it first; a park
+   * marks it parked in the park's own script. A RetryLater past min-idle comes back as a new entry
+   * and does not block it.
+   */
+  async fail(entry: HeldEntry, error: unknown, blockKey?: string): Promise<SettleOutcome> {
     const { stream, group } = this.writes;
     const { maxDeliveries, minIdleTimeMs } = this.options;
     const { message } = describeError(error);
@@ -48,13 +59,14 @@ export class FailureHandler {
     // A retry the handler asked for (RetryLater) is not a failure: no error log, no `failed` event.
     if (retryLaterTime(error) === null) this.reportFailure(entry, error, message);
     if (decision.action === 'lost') return 'lost';
-    if (decision.action === 'park') return this.park(entry, decision.reason, error, decision.requireOwner);
+    if (decision.action === 'park') return this.park(entry, decision.reason, error, decision.requireOwner, blockKey);
+    if (blockKey !== undefined) await this.blocks?.markFailing(entry, blockKey);
     try {
       const claimed = await this.writes.retry(entry.id, decision.idleMs, decision.retryCount);
       // The lease had run out: the entry stays pending here (or goes to the partition's new owner).
       if (claimed === FENCED) return 'left-pending';
       const [lost, trimmed] = claimed;
-      if (trimmed.length > 0) return this.park(entry, PARK_TRIMMED.reason, error, PARK_TRIMMED.requireOwner);
+      if (trimmed.length > 0) return this.park(entry, PARK_TRIMMED.reason, error, PARK_TRIMMED.requireOwner, blockKey);
       return lost.length > 0 ? 'lost' : 'retry-scheduled';
     } catch (err) {
       this.rt.logger.warn(CONSUMER_MESSAGES.retryNotScheduled(entry.id, (err as Error).message));
@@ -96,18 +108,29 @@ export class FailureHandler {
     }
   }
 
-  /** Moves an entry to the dead-letter stream and acks it, atomically and only while owned. */
-  async park(entry: HeldEntry, reason: DeadLetterReason, error?: unknown, requireOwner = true): Promise<SettleOutcome> {
+  /**
+   * Moves an entry to the dead-letter stream and acks it, atomically and only while owned; with
+   * `blockKey`, the dead letter names the key it blocks and the key's block becomes `parked`.
+   */
+  async park(
+    entry: HeldEntry,
+    reason: DeadLetterReason,
+    error?: unknown,
+    requireOwner = true,
+    blockKey?: string,
+  ): Promise<SettleOutcome> {
     const { stream, group, consumer } = this.writes;
     const dlq = this.options.deadLetterStream;
     const metadata = deadLetterMetadata({ reason, stream, id: entry.id, group, consumer, deliveries: entry.deliveries, error });
+    if (blockKey !== undefined) metadata.push(ENVELOPE.blockedKey, blockKey);
     // Until the write's answer is handled, a lease renewal may find the entry gone from the PEL:
     // by this very write, not by another consumer's claim (see ConsumerSlots.markLost).
     entry.parking = true;
     try {
       // The script copies the payload from the stream itself, byte for byte; the fields held here
       // (decoded as UTF-8) are only the fallback for an entry trimmed away meanwhile.
-      const deadLetterId = await this.writes.park(entry.id, requireOwner, metadata, escapedOriginalFields(entry.fields));
+      const fallback = escapedOriginalFields(entry.fields);
+      const deadLetterId = await this.writes.park(entry.id, requireOwner, metadata, fallback, blockKey);
       if (deadLetterId === null || deadLetterId === FENCED) {
         entry.parking = false;
         return deadLetterId === null ? 'lost' : 'left-pending';

@@ -1,6 +1,7 @@
 // Every Redis key and stream name the library builds, with the hash-slot helpers that keep keys
 // written together in one slot. A leaf: it imports nothing of the library, so any area may use it.
 export * from './audit-keys.js';
+export * from './blocked-key-keys.js';
 export * from './claim-epoch-keys.js';
 export * from './dead-letter-keys.js';
 export * from './handler-error-keys.js';
