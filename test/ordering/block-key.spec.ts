@@ -1,5 +1,6 @@
-import { StreamOperations } from 'nest-redis-streams';
-import { pendingCount, readAll, testContext, unique, waitFor } from '../support/helpers.js';
+import type { MessageHandler } from '@nestjs/microservices';
+import { RedisStreamsServer, StreamOperations } from 'nest-redis-streams';
+import { pendingCount, readAll, redisUrl, testContext, unique, waitFor } from '../support/helpers.js';
 import { blockOf, runsOf, startBlockKeyConsumer, waiting } from './block-key-support.js';
 
 describe("onDeadLetter: 'block-key'", () => {
@@ -17,7 +18,7 @@ describe("onDeadLetter: 'block-key'", () => {
     await waitFor(() => runsOf(done, 'B').length === 2, 'key B handled');
     const [[deadLetterId, letter]] = await waitFor(async () => {
       const letters = await deadLetters(stream);
-      return letters.length === 1 && letters;
+      return letters.length === 1 ? letters : null;
     }, 'A:1 parked');
     await waitFor(async () => (await waiting(redis, stream, 'A')) === 2, 'A:2 and A:3 held');
     expect(await pendingCount(redis, stream, 'nest')).toBe(0);
@@ -85,7 +86,7 @@ describe("onDeadLetter: 'block-key'", () => {
     // A:1 succeeds now; its released successor A:2 fails twice and blocks the key in its place.
     const second = await waitFor(async () => {
       const block = await blockOf(redis, stream, 'A');
-      return block?.state === 'parked' && block.deadLetter !== firstLetter && block;
+      return block?.state === 'parked' && block.deadLetter !== firstLetter ? block : null;
     }, 'A:2 parked');
     const [[, letter]] = await deadLetters(stream);
     expect(letter).toMatchObject({ 'nrs:blocked_key': 'A', 'dlq:id': second.entry, n: '2' });
@@ -137,8 +138,10 @@ describe("onDeadLetter: 'block-key'", () => {
 
   it('refuses block-key without an orderingKey at start-up, naming the stream and the fix', async () => {
     const stream = unique('block-key-refused');
-    await expect(startBlockKeyConsumer(closers, stream, new Map(), { orderingKey: undefined })).rejects.toThrow(
-      `Option onDeadLetter: 'block-key' for stream "${stream}" needs an orderingKey`,
-    );
+    const server = new RedisStreamsServer({ connection: redisUrl(), reclaimIntervalMs: 0 });
+    closers.push(() => server.close());
+    server.addHandler(stream, (() => undefined) as unknown as MessageHandler, true, { onDeadLetter: 'block-key' });
+    const started = new Promise<void>((resolve, reject) => void server.listen((err) => (err ? reject(err) : resolve())));
+    await expect(started).rejects.toThrow(`Option onDeadLetter: 'block-key' for stream "${stream}" needs an orderingKey`);
   });
 });

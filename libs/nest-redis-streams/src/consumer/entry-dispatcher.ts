@@ -7,6 +7,7 @@ import { runInTraceContext } from '../tracing/trace-context.js';
 import type { AckBatcher } from './ack-batcher.js';
 import type { FailureHandler } from './failure-handler.js';
 import type { HeldEntry } from './held-entry.js';
+import type { KeyBlocks } from './key-blocks.js';
 import { KeySerializer } from './key-serializer.js';
 import { type GuardContext, type Skip, skipBeforeRunning } from './request-guard.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
@@ -43,6 +44,8 @@ export class EntryDispatcher {
    * guard, then the decode copies out what it keeps), so nothing sees it change under it.
    */
   private readonly scan: ScannedEntry = emptyScan();
+  /** `onDeadLetter: 'block-key'`: the blocks of the handler's ordering keys (null otherwise). */
+  private readonly blocks: KeyBlocks | null;
 
   constructor(
     private readonly owner: SlotOwner,
@@ -50,7 +53,9 @@ export class EntryDispatcher {
     private readonly rt: ConsumerRuntime,
     private readonly acks: AckBatcher,
     private readonly parking: FailureHandler,
-  ) {}
+  ) {
+    this.blocks = parking.blocks ?? null;
+  }
 
   /** Throws only when a `delivered` listener throws; the owner then frees the slot itself. */
   dispatch(entry: HeldEntry): void {
@@ -77,8 +82,8 @@ export class EntryDispatcher {
       if (key === undefined && !this.rt.tracing) {
         entry.invoked = true;
         handled = this.rt.invoke(this.subscription, decoded, ctx);
-      } else if (key !== undefined && this.parking.blocks !== null) {
-        return this.dispatchBlocking(entry, decoded, ctx, key, started);
+      } else if (key !== undefined && this.blocks !== null) {
+        return this.dispatchBlocking(this.blocks, entry, decoded, ctx, key, started);
       } else {
         handled = this.invokeWrapped(entry, decoded, ctx, key);
       }
@@ -190,8 +195,14 @@ export class EntryDispatcher {
    * PEL for its key's held stream. The blocker's success acks it and releases the next held entry
    * in one script; any other success is acked as usual.
    */
-  private dispatchBlocking(entry: HeldEntry, decoded: DecodedEntry, ctx: RedisStreamsContext, key: string, started: number): void {
-    const blocks = this.parking.blocks!;
+  private dispatchBlocking(
+    blocks: KeyBlocks,
+    entry: HeldEntry,
+    decoded: DecodedEntry,
+    ctx: RedisStreamsContext,
+    key: string,
+    started: number,
+  ): void {
     const { stream, group } = this.owner;
     const turn = async (): Promise<SettleOutcome> => {
       if (!this.owner.mayStart(entry)) return 'unstarted';
