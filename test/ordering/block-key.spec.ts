@@ -117,6 +117,24 @@ describe("onDeadLetter: 'block-key'", () => {
     expect(before.done).toEqual([]);
   });
 
+  it('blocks the key of an entry parked before it runs (delivered too often, as by a crash loop)', async () => {
+    const stream = unique('block-key-crash-loop');
+    await redis.xgroup('CREATE', stream, 'nest', '0', 'MKSTREAM');
+    const first = await add(stream, 'A', '1');
+    // A consumer that died with it, again and again: five deliveries, idle past min-idle.
+    await redis.xreadgroup('GROUP', 'nest', 'ghost', 'COUNT', 1, 'STREAMS', stream, '>');
+    await redis.xclaim(stream, 'nest', 'ghost', 0, first, 'IDLE', 5_000, 'RETRYCOUNT', 5);
+    const { done } = await startBlockKeyConsumer(closers, stream, new Map());
+    const block = await waitFor(async () => (await blockOf(redis, stream, 'A'))?.deadLetter, 'A:1 parked unrun', 4_000);
+    await add(stream, 'A', '2');
+    await waitFor(async () => (await waiting(redis, stream, 'A')) === 1, 'A:2 held');
+    expect(await blockOf(redis, stream, 'A')).toMatchObject({ entry: first, state: 'parked' });
+    expect(runsOf(done, 'A')).toEqual([]);
+    await ops().redrive('tester', stream, block);
+    await waitFor(() => runsOf(done, 'A').length === 2, 'A:1 and A:2 handled');
+    expect(runsOf(done, 'A')).toEqual(['A:1', 'A:2']);
+  });
+
   it('releases a key by hand (audited), leaving its dead letter where it is', async () => {
     const stream = unique('block-key-release');
     const { done } = await startBlockKeyConsumer(closers, stream, new Map([['A:1', 9]]), { maxDeliveries: 1 });

@@ -128,7 +128,7 @@ export class EntryDispatcher {
       return null;
     }
     if (early !== null) {
-      this.settleAfter(entry, this.refuse(entry));
+      this.settleAfter(entry, this.refuse(entry, this.blocks === null ? undefined : this.blockKeyOf(scan, fields)));
       return null;
     }
     try {
@@ -158,10 +158,22 @@ export class EntryDispatcher {
   }
 
   /** An entry delivered too often goes to the dead-letter stream instead of the handler. */
-  private refuse(entry: HeldEntry): Promise<SettleOutcome> {
+  private refuse(entry: HeldEntry, blockKey: string | undefined): Promise<SettleOutcome> {
     const { maxDeliveries } = this.subscription.options;
     const error = new Error(CONSUMER_MESSAGES.deliveredTooOften(entry.deliveries, maxDeliveries));
-    return this.parking.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
+    return this.parking.park(entry, DeadLetterReason.MAX_DELIVERIES, error, true, blockKey);
+  }
+
+  /**
+   * Block-key handlers: the ordering key of an entry parked before it runs (delivered too often,
+   * e.g. it crashed the process each time), so that its park blocks its key like a failure's.
+   */
+  private blockKeyOf(scan: ScannedEntry, fields: string[]): string | undefined {
+    try {
+      return this.orderingKeyOf(decodeScanned(scan, fields, this.rt.deserializer).data);
+    } catch {
+      return undefined;
+    }
   }
 
   /**
