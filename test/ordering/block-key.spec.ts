@@ -14,7 +14,13 @@ describe("onDeadLetter: 'block-key'", () => {
     const failures = new Map([['A:1', 2]]);
     const { done } = await startBlockKeyConsumer(closers, stream, failures);
     const first = await add(stream, 'A', '1');
-    for (const [k, n] of [['A', '2'], ['B', '1'], ['A', '3'], ['B', '2']]) await add(stream, k, n);
+    for (const [k, n] of [
+      ['A', '2'],
+      ['B', '1'],
+      ['A', '3'],
+      ['B', '2'],
+    ])
+      await add(stream, k, n);
     await waitFor(() => runsOf(done, 'B').length === 2, 'key B handled');
     const [[deadLetterId, letter]] = await waitFor(async () => {
       const letters = await deadLetters(stream);

@@ -73,6 +73,21 @@ export interface ScannedEntry {
   headers?: string;
 }
 
+/** A ScannedEntry with every field present, so filling it never changes its shape. */
+export function emptyScan(): ScannedEntry {
+  const none = undefined;
+  return {
+    foreign: false,
+    targetGroup: none,
+    eventId: none,
+    raw: none,
+    headers: none,
+    replyTo: none,
+    correlationId: none,
+    deadline: none,
+  };
+}
+
 /**
  * One pass over the flat field list, without an intermediate Map: this runs for every entry.
  * `into` is filled instead of a new object when given: the server scans every entry it reads

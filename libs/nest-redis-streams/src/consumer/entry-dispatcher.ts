@@ -1,5 +1,6 @@
 import { isObservable, lastValueFrom } from 'rxjs';
-import { decodeScanned, type DecodedEntry, type ScannedEntry, scanEntry } from '../codec/envelope.js';
+import { decodeScanned, type DecodedEntry, emptyScan, type ScannedEntry, scanEntry } from '../codec/envelope.js';
+import { isThenable, untilFinished } from './handler-call.js';
 import { RedisStreamsContext } from '../context/redis-streams.context.js';
 import { DeadLetterReason } from '../dead-letter-reason.js';
 import { parkBeforeRun, undecodableReason } from './delivery-policy.js';
@@ -17,16 +18,6 @@ import { CONSUMER_MESSAGES } from './consumer.messages.js';
 
 /** What a keyed entry's turn resolves with when the ownership gate refused it at its turn. */
 const NOT_STARTED = Symbol('not started');
-
-const isThenable = (value: unknown): value is PromiseLike<unknown> =>
-  value instanceof Promise ||
-  (typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function');
-
-/** Calls a handler and resolves once it is finished: its promise settled, its Observable completed. */
-async function untilFinished(call: () => unknown): Promise<void> {
-  const result = await call();
-  if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
-}
 
 /**
  * Takes one entry from its slot to its outcome: decoded and handed to the handler, then acked on
@@ -291,21 +282,6 @@ export class EntryDispatcher {
       logSafely(this.rt, CONSUMER_MESSAGES.listenerThrew('handled', entry.id, (err as Error)?.stack ?? err));
     }
   }
-}
-
-/** A ScannedEntry with every field present, so filling it never changes its shape. */
-function emptyScan(): ScannedEntry {
-  const none = undefined;
-  return {
-    foreign: false,
-    targetGroup: none,
-    eventId: none,
-    raw: none,
-    headers: none,
-    replyTo: none,
-    correlationId: none,
-    deadline: none,
-  };
 }
 
 /** Logs an error; a logger that throws must not keep an entry's slot occupied. */

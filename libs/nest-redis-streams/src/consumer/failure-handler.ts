@@ -16,7 +16,10 @@ import { rescheduleIfOwned } from '../schedule/index.js';
 import { retryLaterTime } from '../errors/retry-later.error.js';
 
 /** The handler options a FailureHandler reads. */
-export type FailureOptions = Pick<ResolvedHandlerOptions, 'maxDeliveries' | 'minIdleTimeMs' | 'deadLetterStream' | 'onDeadLetter'>;
+export type FailureOptions = Pick<
+  ResolvedHandlerOptions,
+  'maxDeliveries' | 'minIdleTimeMs' | 'deadLetterStream' | 'onDeadLetter'
+>;
 
 /** The runtime services a FailureHandler writes through. */
 export type FailureRuntime = Pick<ConsumerRuntime, 'commands' | 'events' | 'logger' | 'retryBackoffMs'>;

@@ -29,7 +29,8 @@ export async function releaseKey(
 ): Promise<BlockedKeyRelease> {
   if (!where.group) throw new OperationError('bad-request', OPERATIONS_MESSAGES.releaseNeedsGroup(where.stream, key));
   const { released } = await releaseBlockedKey(redis, where, key);
-  if (released === false) throw new OperationError('not-found', OPERATIONS_MESSAGES.keyNotBlocked(where.stream, where.group, key));
+  if (released === false)
+    throw new OperationError('not-found', OPERATIONS_MESSAGES.keyNotBlocked(where.stream, where.group, key));
   return { key, released };
 }
 

@@ -8,7 +8,9 @@ describe("option onDeadLetter: 'block-key'", () => {
     expect(resolveHandlerOptions(server, { orderingKey: 'k', onDeadLetter: 'continue' }, 'orders')).not.toHaveProperty(
       'onDeadLetter',
     );
-    expect(resolveHandlerOptions(server, { orderingKey: 'k', onDeadLetter: 'block-key' }, 'orders').onDeadLetter).toBe('block-key');
+    expect(resolveHandlerOptions(server, { orderingKey: 'k', onDeadLetter: 'block-key' }, 'orders').onDeadLetter).toBe(
+      'block-key',
+    );
   });
 
   it('comes from the server-wide default, checked per handler', () => {
