@@ -160,6 +160,16 @@ describe("onDeadLetter: 'block-key'", () => {
     expect(items.find((r) => r.action === 'blocked-key.release' && r.target === 'A')).toBeDefined();
   });
 
+  it('refuses block-key on a request handler at start-up: a held request would outlive its caller', async () => {
+    const stream = unique('block-key-request');
+    const server = new RedisStreamsServer({ connection: redisUrl(), reclaimIntervalMs: 0 });
+    closers.push(() => server.close());
+    const options = { orderingKey: 'k', onDeadLetter: 'block-key' as const };
+    server.addHandler(stream, (() => undefined) as unknown as MessageHandler, false, options);
+    const started = new Promise<void>((resolve, reject) => void server.listen((err) => (err ? reject(err) : resolve())));
+    await expect(started).rejects.toThrow(`A @MessagePattern handler of stream "${stream}" has onDeadLetter: 'block-key'`);
+  });
+
   it('refuses block-key without an orderingKey at start-up, naming the stream and the fix', async () => {
     const stream = unique('block-key-refused');
     const server = new RedisStreamsServer({ connection: redisUrl(), reclaimIntervalMs: 0 });

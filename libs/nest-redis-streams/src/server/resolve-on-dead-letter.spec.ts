@@ -24,6 +24,7 @@ describe("option onDeadLetter: 'block-key'", () => {
     [{ onDeadLetter: 'block' }, 'Option "onDeadLetter" must be "continue" or "block-key" for stream "orders", got "block".'],
     [{ onDeadLetter: 'block-key' }, "Give this handler an orderingKey, or onDeadLetter: 'continue'"],
     [{ onDeadLetter: 'block-key', orderingKey: 'k', ackMode: 'manual' }, "Use ackMode: 'auto' on this handler."],
+    [{ onDeadLetter: 'block-key', batch: { maxSize: 5 } }, 'batch handlers cannot have either'],
   ])('refuses %j', (extras, message) => {
     expect(() => resolveHandlerOptions(server, extras as never, 'orders')).toThrow(message);
   });
