@@ -1,5 +1,5 @@
 import type { MessageHandler } from '@nestjs/microservices';
-import { RedisStreamsServer, StreamOperations } from 'nest-redis-streams';
+import { DeadLetterService, RedisStreamsServer, StreamOperations } from 'nest-redis-streams';
 import { pendingCount, readAll, redisUrl, testContext, unique, waitFor } from '../support/helpers.js';
 import { blockOf, runsOf, startBlockKeyConsumer, waiting } from './block-key-support.js';
 
@@ -63,18 +63,34 @@ describe("onDeadLetter: 'block-key'", () => {
     expect(await deadLetters(stream)).toEqual([]);
   });
 
-  it('releases the key when its blocking dead letter is discarded, and the held entries run without it', async () => {
+  it('releases the key when its blocking dead letter is discarded (operations or DeadLetterService), and the held entries run without it', async () => {
     const stream = unique('block-key-discard');
-    const { done } = await startBlockKeyConsumer(closers, stream, new Map([['A:1', 9]]), { maxDeliveries: 1 });
-    await add(stream, 'A', '1');
-    await add(stream, 'A', '2');
-    const deadLetterId = await waitFor(async () => (await blockOf(redis, stream, 'A'))?.deadLetter, 'A:1 parked');
-    await waitFor(async () => (await waiting(redis, stream, 'A')) === 1, 'A:2 held');
-    const result = await ops().discard('tester', stream, deadLetterId);
-    expect(result).toMatchObject({ discarded: deadLetterId, released: { key: 'A' } });
-    await waitFor(() => runsOf(done, 'A').length === 1, 'A:2 handled');
-    expect(runsOf(done, 'A')).toEqual(['A:2']);
-    await waitFor(async () => (await blockOf(redis, stream, 'A')) === null, 'key A free');
+    const failures = new Map([
+      ['A:1', 9],
+      ['B:1', 9],
+    ]);
+    const { done } = await startBlockKeyConsumer(closers, stream, failures, { maxDeliveries: 1 });
+    for (const [k, n] of [
+      ['A', '1'],
+      ['B', '1'],
+      ['A', '2'],
+      ['B', '2'],
+    ])
+      await add(stream, k, n);
+    const letterOf = (key: string) => waitFor(async () => (await blockOf(redis, stream, key))?.deadLetter, `${key}:1 parked`);
+    const [letterA, letterB] = [await letterOf('A'), await letterOf('B')];
+    await waitFor(
+      async () => (await waiting(redis, stream, 'A')) + (await waiting(redis, stream, 'B')) === 2,
+      'A:2 and B:2 held',
+    );
+    expect(await ops().discard('tester', stream, letterA)).toEqual({
+      discarded: letterA,
+      released: { key: 'A', released: expect.any(String) },
+    });
+    expect(await new DeadLetterService(redis).discard(`${stream}:dlq`, letterB)).toBe(true);
+    await waitFor(() => done.length === 2, 'A:2 and B:2 handled');
+    expect([...done].sort()).toEqual(['A:2', 'B:2']);
+    await waitFor(async () => (await redis.hlen(`{${stream}}:nrs-blocked:nest`)) === 0, 'both keys free');
     expect(await deadLetters(stream)).toEqual([]);
   });
 

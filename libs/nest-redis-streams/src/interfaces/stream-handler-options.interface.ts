@@ -89,8 +89,8 @@ export interface StreamHandlerOptions {
    * first failure on; its later entries are held (moved out of the group's pending list into a
    * held stream of the key) until the parked entry is re-driven and succeeds, or is discarded
    * (`StreamOperations.discard`, `releaseBlockedKey`); then they run one at a time, in order.
-   * Needs `orderingKey` and `ackMode: 'auto'`; see docs/handlers.md, "Order that survives the
-   * dead-letter stream".
+   * Needs `orderingKey`, `ackMode: 'auto'` and `@EventPattern`; see docs/handlers.md, "Order
+   * that survives the dead-letter stream".
    * @default 'continue'
    */
   onDeadLetter?: 'continue' | 'block-key';

@@ -1,7 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
-import { ENVELOPE } from '../constants.js';
 import { releaseBlockedKey } from '../dead-letter/blocked-key-scripts.js';
-import { DLQ_FIELDS } from '../dead-letter/index.js';
+import { discardDeadLetter } from '../dead-letter/discard-dead-letter.js';
 import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 
@@ -34,27 +33,9 @@ export async function releaseKey(
   return { key, released };
 }
 
-/**
- * Deletes a dead letter for good. When it is what blocks its ordering key (its `nrs:blocked_key`),
- * the key is released in the same script: the next held entry runs, or the key is free.
- */
-export async function discardDeadLetter(redis: Redis | Cluster, deadLetterStream: string, id: string): Promise<DiscardResult> {
-  const [entry] = await redis.xrange(deadLetterStream, id, id);
-  if (!entry) throw new OperationError('not-found', OPERATIONS_MESSAGES.noDeadLetter(deadLetterStream, id));
-  const field = (name: string) => {
-    const fields = entry[1];
-    for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
-    return undefined;
-  };
-  const key = field(ENVELOPE.blockedKey);
-  const [stream, group] = [field(DLQ_FIELDS.stream), field(DLQ_FIELDS.group)];
-  if (key === undefined || !stream || !group) {
-    if ((await redis.xdel(deadLetterStream, id)) !== 1) {
-      throw new OperationError('not-found', OPERATIONS_MESSAGES.noDeadLetter(deadLetterStream, id));
-    }
-    return { discarded: id };
-  }
-  const { deleted, released } = await releaseBlockedKey(redis, { stream, group, deadLetterStream }, key, id);
+/** Deletes a dead letter; one that blocks its ordering key releases it in the same script. */
+export async function discardOne(redis: Redis | Cluster, deadLetterStream: string, id: string): Promise<DiscardResult> {
+  const { deleted, released } = await discardDeadLetter(redis, deadLetterStream, id);
   if (!deleted) throw new OperationError('not-found', OPERATIONS_MESSAGES.noDeadLetter(deadLetterStream, id));
-  return released === false ? { discarded: id } : { discarded: id, released: { key, released } };
+  return released ? { discarded: id, released } : { discarded: id };
 }

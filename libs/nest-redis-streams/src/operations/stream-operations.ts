@@ -23,7 +23,7 @@ import { type FailureGroups, readFailureGroups, readFailureGroupsAcross } from '
 import { checkKeyField, previewRedrive, type RedrivePreview } from './redrive-preview.js';
 import { type Page, type PendingEntry, type StreamEntry, readEntry, readEntryPage, readPendingPage } from './entries.js';
 import { ackEntry, claimEntry, parkEntry } from './entry-actions.js';
-import { type BlockedKeyRelease, type DiscardResult, discardDeadLetter, releaseKey } from './blocked-key-release.js';
+import { type BlockedKeyRelease, type DiscardResult, discardOne, releaseKey } from './blocked-key-release.js';
 import { type CursorPreview, type CursorTarget, previewGroupCursor, setGroupCursor } from './group-cursor.js';
 import { OperationError } from './errors/operation.error.js';
 import type { SearchResult } from './search.js';
@@ -295,7 +295,7 @@ export class StreamOperations {
   /** Deletes a dead letter; one that blocks its ordering key (`onDeadLetter: 'block-key'`) releases it. */
   discard(actor: string, stream: string, id: string): Promise<DiscardResult> {
     return this.audited(actor, 'dlq.discard', stream, '', id, {}, ({ deadLetterStream }) =>
-      discardDeadLetter(this.redis, deadLetterStream, id),
+      discardOne(this.redis, deadLetterStream, id),
     );
   }
 
