@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
 import type { Redis } from 'ioredis';
-import type { StreamHandlerOptions } from 'nest-redis-streams';
+import { RetryLater, type StreamHandlerOptions } from 'nest-redis-streams';
 import { blockedKeysKey, heldEntriesKey } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { startMicroservice } from '../support/helpers.js';
 
@@ -28,7 +28,8 @@ export function waiting(redis: Redis, stream: string, key: string, group = 'nest
 
 /**
  * A block-key consumer of foreign entries `{ k, n }`: records `k:n` of every run that succeeded,
- * in order, and fails the runs `failures` says to (by `k:n`, a count of failures still to come).
+ * in order, and fails the runs `failures` says to (by `k:n`, a count of failures still to come;
+ * an entry with a field `later` throws `RetryLater(later)` instead).
  */
 export async function startBlockKeyConsumer(
   closers: Array<() => Promise<unknown>>,
@@ -41,12 +42,12 @@ export async function startBlockKeyConsumer(
   @Controller()
   class BlockKeyHandler {
     @EventPattern(stream, { orderingKey: 'k', onDeadLetter: 'block-key', concurrency: 4, maxDeliveries: 2, ...extras })
-    handle(@Payload() data: { k: string; n: string }) {
+    handle(@Payload() data: { k: string; n: string; later?: string }) {
       const name = `${data.k}:${data.n}`;
       const left = failures.get(name) ?? 0;
       if (left > 0) {
         failures.set(name, left - 1);
-        throw new Error(`${name} is poison`);
+        throw data.later ? new RetryLater(Number(data.later)) : new Error(`${name} is poison`);
       }
       done.push(name);
     }

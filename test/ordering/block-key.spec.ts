@@ -63,6 +63,20 @@ describe("onDeadLetter: 'block-key'", () => {
     expect(await deadLetters(stream)).toEqual([]);
   });
 
+  it('keeps a RetryLater longer than min-idle in the PEL as the blocker: the key waits for it', async () => {
+    const stream = unique('block-key-retry-later');
+    const { done } = await startBlockKeyConsumer(closers, stream, new Map([['A:1', 1]]));
+    const first = (await redis.xadd(stream, '*', 'k', 'A', 'n', '1', 'later', '60000'))!;
+    await waitFor(async () => (await blockOf(redis, stream, 'A'))?.state === 'failing', 'key A failing');
+    await add(stream, 'A', '2');
+    await waitFor(async () => (await waiting(redis, stream, 'A')) === 1, 'A:2 held');
+    // Not moved to the stream's schedule (its copy would be a new entry held behind its own key).
+    expect(await redis.xpending(stream, 'nest', '-', '+', 10)).toEqual([[first, expect.any(String), expect.any(Number), 0]]);
+    await waitFor(() => runsOf(done, 'A').length === 2, 'A:1 retried after min-idle and A:2 released');
+    expect(runsOf(done, 'A')).toEqual(['A:1', 'A:2']);
+    await waitFor(async () => (await blockOf(redis, stream, 'A')) === null, 'key A free');
+  });
+
   it('releases the key when its blocking dead letter is discarded (operations or DeadLetterService), and the held entries run without it', async () => {
     const stream = unique('block-key-discard');
     const failures = new Map([

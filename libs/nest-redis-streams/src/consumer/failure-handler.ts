@@ -46,8 +46,9 @@ export class FailureHandler {
 
   /**
    * `blockKey` (block-key handlers): the entry's ordering key. A retry blocks it first; a park
-   * marks it parked in the park's own script. A RetryLater past min-idle comes back as a new entry
-   * and does not block it.
+   * marks it parked in the park's own script. A RetryLater past min-idle is not moved to the
+   * schedule: its copy would come back as a new entry, held behind the block of its own key.
+   * It waits in the PEL instead, retried after min-idle (no delivery of the budget used).
    */
   async fail(entry: HeldEntry, error: unknown, blockKey?: string): Promise<SettleOutcome> {
     const { stream, group } = this.writes;
@@ -58,14 +59,28 @@ export class FailureHandler {
       this.rt.logger.error(CONSUMER_MESSAGES.failedAfterAck(entry.id, stream, group, message));
       return 'acked';
     }
-    if (decision.action === 'reschedule') return this.reschedule(entry, decision.retryAt, error);
+    if (decision.action === 'reschedule') {
+      if (blockKey === undefined) return this.reschedule(entry, decision.retryAt, error);
+      return this.retry(entry, error, 0, Math.max(0, entry.deliveries - 1), blockKey);
+    }
     // A retry the handler asked for (RetryLater) is not a failure: no error log, no `failed` event.
     if (retryLaterTime(error) === null) this.reportFailure(entry, error, message);
     if (decision.action === 'lost') return 'lost';
     if (decision.action === 'park') return this.park(entry, decision.reason, error, decision.requireOwner, blockKey);
+    return this.retry(entry, error, decision.idleMs, decision.retryCount, blockKey);
+  }
+
+  /** The entry waits in the PEL for its retry: idle set to `idleMs`, count to `retryCount` (-1 unchanged). */
+  private async retry(
+    entry: HeldEntry,
+    error: unknown,
+    idleMs: number,
+    retryCount: number,
+    blockKey: string | undefined,
+  ): Promise<SettleOutcome> {
     if (blockKey !== undefined) await this.blocks?.markFailing(entry, blockKey);
     try {
-      const claimed = await this.writes.retry(entry.id, decision.idleMs, decision.retryCount);
+      const claimed = await this.writes.retry(entry.id, idleMs, retryCount);
       // The lease had run out: the entry stays pending here (or goes to the partition's new owner).
       if (claimed === FENCED) return 'left-pending';
       const [lost, trimmed] = claimed;
