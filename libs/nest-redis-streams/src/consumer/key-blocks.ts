@@ -50,7 +50,7 @@ export class KeyBlocks {
   async succeeded(entry: HeldEntry, key: string): Promise<SettleOutcome> {
     if (entry.lost) return 'lost';
     try {
-      const reply = await ackAndRelease(this.rt.commands, this.writes, entry.id, key);
+      const reply = await ackAndRelease(this.rt.commands, this.writes, entry.id, key, entry.trimmed);
       if (reply === FENCED) return 'left-pending';
       return reply === null ? 'lost' : 'acked';
     } catch (err) {

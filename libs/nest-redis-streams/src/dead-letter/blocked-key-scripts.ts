@@ -59,14 +59,23 @@ export function markKeyFailing(redis: Redis, target: WriteTarget, id: string, ke
   return SCRIPTS.markFailing.run(redis, [stream, blockedKeysKey(stream, group), id, key]);
 }
 
-/** Acks the entry its key's block waited for and releases the next held one (see ACK_AND_RELEASE). */
-export function ackAndRelease(redis: Redis, target: WriteTarget, id: string, key: string): Promise<string | null | Fenced> {
+/**
+ * Acks the entry its key's block waited for and releases the next held one (see ACK_AND_RELEASE);
+ * `trimmed`: Redis dropped the entry from the PEL with its payload, so no owner is checked.
+ */
+export function ackAndRelease(
+  redis: Redis,
+  target: WriteTarget,
+  id: string,
+  key: string,
+  trimmed = false,
+): Promise<string | null | Fenced> {
   const { stream, group, consumer } = target;
   const scripts: [LeanScript<string | null>, LeanScript<string | null | 0>] = [
     SCRIPTS.ackAndRelease,
     SCRIPTS.ackAndReleaseFenced,
   ];
-  return runAs(redis, target, scripts, blockKeys(stream, group, key), [group, consumer, id, key]);
+  return runAs(redis, target, scripts, blockKeys(stream, group, key), [group, consumer, id, key, trimmed ? '0' : '1']);
 }
 
 /**

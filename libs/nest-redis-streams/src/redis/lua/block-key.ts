@@ -135,13 +135,16 @@ return id`;
  * A block-key handler succeeded with the entry its key's block waits for: ack it (only while this
  * consumer owns it) and release the next held entry, in one script, so a crash in between re-runs
  * the entry instead of stranding the key. KEYS[1] stream, KEYS[2] blocked-keys hash, KEYS[3] the
- * key's held stream; ARGV group, consumer, id, ordering key → false when not owned; '' when
+ * key's held stream; ARGV group, consumer, id, ordering key, requireOwner ('0' for an entry whose
+ * payload was trimmed: Redis dropped it from the PEL) → false when not owned; '' when
  * acked and nothing was released (the key is free now, or another entry blocks it); else the
  * id of the released copy, added to the stream for this group only (`nrs:group`).
  */
 export const ACK_AND_RELEASE = `${BLOCK_HELPERS}
-local row = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)[1]
-if not row or row[2] ~= ARGV[2] then return false end
+if ARGV[5] ~= '0' then
+  local row = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)[1]
+  if not row or row[2] ~= ARGV[2] then return false end
+end
 local block = blockOf(KEYS[2], ARGV[4])
 local mine = block and mayRun(block, KEYS[1], ARGV[3])
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
