@@ -82,7 +82,7 @@ describe("chaos: onDeadLetter 'block-key' with SIGKILLs", () => {
   scenarioTest(
     'no key runs out of order and none loses an entry while instances are killed around blocked and released keys',
     async (s) => {
-      const { partitionOfKey, blocks, held, ends, produce } = scenarioSteps(s);
+      const { blocks, held, ends, produce } = scenarioSteps(s);
       let started = 0;
       const fleet: ChaosProcess[] = [];
       const startOne = async () => fleet.push(await ownershipConsumer(s, `bk-${++started}`, ENV));
