@@ -6,6 +6,8 @@
 // each key's sequence numbers never went backwards.
 // CLUSTER_NODES (JSON list of { host, port }): the data Redis is a Redis Cluster instead of DATA_URL.
 // CONCURRENCY / ORDERED=1: parallel handlers, a key's entries in order (orderingKey 'key').
+// POISON=1: maxDeliveries 2, and a run of an entry listed in the ledger's poison set (`key:seq`)
+// fails after its start record, with a `fail` record. BLOCK_KEY=1 (with ORDERED=1): onDeadLetter 'block-key'.
 // MODE=nonce: the notes' relayer. A nonce comes from a plain counter (GET, then SET: no INCR), so
 // two instances running at once would issue a nonce twice; an entry that already got one keeps it.
 import 'reflect-metadata';
@@ -35,6 +37,10 @@ interface Item {
 async function recordRun(item: Item, ctx: RedisStreamsContext): Promise<void> {
   const tag = `${consumer}|${item.key}|${item.seq}|${ctx.getStream()}`;
   await ledger.rpush(keys.log, `start|${tag}`);
+  if (env.POISON === '1' && (await ledger.sismember(keys.poison, `${item.key}:${item.seq}`)) === 1) {
+    await ledger.rpush(keys.log, `fail|${tag}`);
+    throw new Error(`${item.key}:${item.seq} is poison`);
+  }
   await sleep(Number(item.slowMs ?? handlerMs));
   // A handler that lost its partition while it ran says so instead of claiming the effect.
   await ledger.rpush(keys.log, `${ctx.getSignal().aborted ? 'aborted' : 'end'}|${tag}`);
@@ -64,6 +70,8 @@ class OwnershipHandlers {
     // CONCURRENCY > 1 with ORDERED=1: a key's later entries wait behind its running one.
     concurrency: Number(env.CONCURRENCY ?? 1),
     ...(env.ORDERED === '1' ? { orderingKey: 'key' } : {}),
+    ...(env.POISON === '1' ? { maxDeliveries: 2 } : {}),
+    ...(env.BLOCK_KEY === '1' ? { onDeadLetter: 'block-key' as const } : {}),
   })
   handle(@Payload() item: Item, @Ctx() ctx: RedisStreamsContext) {
     return env.MODE === 'nonce' ? issueNonce(item) : recordRun(item, ctx);

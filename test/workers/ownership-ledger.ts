@@ -11,6 +11,8 @@ export const ownershipLedger = (run: string) => ({
   issued: `${run}:own:issued`,
   /** `<consumer>:<event>` → count (assigned, revoked-lost, writes-refused, acked...). */
   stats: `${run}:own:stats`,
+  /** `key:seq` of the entries whose runs fail (BLOCK_KEY=1) until the spec removes them. */
+  poison: `${run}:own:poison`,
 });
 
 /** One record of the run log: `kind|consumer|key|seq|stream`. */

@@ -53,6 +53,10 @@ export const ENVELOPE = {
   redrivenFrom: 'nrs:redriven_from',
   /** Set by a re-drive: the id the entry had when it was first parked, kept across re-drives. */
   originalId: 'nrs:original_id',
+  /** On an entry held behind its blocked ordering key (`onDeadLetter: 'block-key'`): the id it had. */
+  heldFrom: 'nrs:held_from',
+  /** On the dead letter of an entry whose ordering key it blocks: that key. */
+  blockedKey: 'nrs:blocked_key',
 } as const;
 
 /** Largest wait between attempts to reach Redis again after a connection error. */

@@ -73,6 +73,21 @@ export interface ScannedEntry {
   headers?: string;
 }
 
+/** A ScannedEntry with every field present, so filling it never changes its shape. */
+export function emptyScan(): ScannedEntry {
+  const none = undefined;
+  return {
+    foreign: false,
+    targetGroup: none,
+    eventId: none,
+    raw: none,
+    headers: none,
+    replyTo: none,
+    correlationId: none,
+    deadline: none,
+  };
+}
+
 /**
  * One pass over the flat field list, without an intermediate Map: this runs for every entry.
  * `into` is filled instead of a new object when given: the server scans every entry it reads
@@ -165,8 +180,14 @@ export function decodeScanned(scan: ScannedEntry, fields: string[], deserializer
   return { data, eventId, headers: decodeHeaders(scan.headers), replyTo, correlationId, foreign: false };
 }
 
-/** The fields a re-drive adds to any entry: the transport's, never shown as the producer's data. */
-const TRANSPORT_FIELDS = new Set<string>([ENVELOPE.targetGroup, ENVELOPE.redrivenFrom, ENVELOPE.originalId]);
+/** The fields the transport adds to any entry (re-drive, held behind a blocked key): never shown as the producer's data. */
+const TRANSPORT_FIELDS = new Set<string>([
+  ENVELOPE.targetGroup,
+  ENVELOPE.redrivenFrom,
+  ENVELOPE.originalId,
+  ENVELOPE.heldFrom,
+  ENVELOPE.blockedKey,
+]);
 
 /**
  * A foreign entry's fields as own properties (a later duplicate field wins, as in a Map). The

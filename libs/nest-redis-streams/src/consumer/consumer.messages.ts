@@ -41,6 +41,12 @@ export const CONSUMER_MESSAGES = {
   rescheduled: (id: string, stream: string, eventId: string, retryAt: number) =>
     `Entry ${id} of stream "${stream}" asked to be retried at ${new Date(retryAt).toISOString()}: ` +
     `event ${eventId} waits in the stream's schedule, the entry was acknowledged.`,
+  blockKeyRequestHandler: (stream: string) =>
+    `A @MessagePattern handler of stream "${stream}" has onDeadLetter: 'block-key': a request held behind a ` +
+    "dead letter would outlive its caller's wait. Use it on @EventPattern handlers, or onDeadLetter: 'continue'.",
+  keyBlockFailed: (id: string, stream: string, key: string, step: string, cause: string) =>
+    `Could not ${step} of entry ${id} (stream "${stream}", ordering key "${key}"): ${cause}. ` +
+    'The entry stays pending and runs again; its key keeps its order.',
   retryNotScheduled: (id: string, cause: string) => `Could not schedule the retry of entry ${id}: ${cause}`,
   deadLettered: (id: string, stream: string, group: string, dlq: string, deadLetterId: string, reason: string, cause?: string) =>
     `Entry ${id} of stream "${stream}" (group "${group}") moved to "${dlq}" as ${deadLetterId}: ${reason}` +

@@ -346,6 +346,8 @@ describe('EntryDispatcher', () => {
         over,
         DeadLetterReason.MAX_DELIVERIES,
         expect.objectContaining({ message: expect.stringContaining('Delivered 4 times (maxDeliveries 3)') }),
+        true,
+        undefined, // no ordering key to block: the handler has no onDeadLetter: 'block-key'
       );
       expect(settled).toEqual(
         expect.arrayContaining([

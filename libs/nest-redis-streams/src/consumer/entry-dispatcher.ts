@@ -1,5 +1,6 @@
 import { isObservable, lastValueFrom } from 'rxjs';
-import { decodeScanned, type DecodedEntry, type ScannedEntry, scanEntry } from '../codec/envelope.js';
+import { decodeScanned, type DecodedEntry, emptyScan, type ScannedEntry, scanEntry } from '../codec/envelope.js';
+import { isThenable, untilFinished } from './handler-call.js';
 import { RedisStreamsContext } from '../context/redis-streams.context.js';
 import { DeadLetterReason } from '../dead-letter-reason.js';
 import { parkBeforeRun, undecodableReason } from './delivery-policy.js';
@@ -7,6 +8,7 @@ import { runInTraceContext } from '../tracing/trace-context.js';
 import type { AckBatcher } from './ack-batcher.js';
 import type { FailureHandler } from './failure-handler.js';
 import type { HeldEntry } from './held-entry.js';
+import type { KeyBlocks } from './key-blocks.js';
 import { KeySerializer } from './key-serializer.js';
 import { type GuardContext, type Skip, skipBeforeRunning } from './request-guard.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
@@ -16,16 +18,6 @@ import { CONSUMER_MESSAGES } from './consumer.messages.js';
 
 /** What a keyed entry's turn resolves with when the ownership gate refused it at its turn. */
 const NOT_STARTED = Symbol('not started');
-
-const isThenable = (value: unknown): value is PromiseLike<unknown> =>
-  value instanceof Promise ||
-  (typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function');
-
-/** Calls a handler and resolves once it is finished: its promise settled, its Observable completed. */
-async function untilFinished(call: () => unknown): Promise<void> {
-  const result = await call();
-  if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
-}
 
 /**
  * Takes one entry from its slot to its outcome: decoded and handed to the handler, then acked on
@@ -43,6 +35,8 @@ export class EntryDispatcher {
    * guard, then the decode copies out what it keeps), so nothing sees it change under it.
    */
   private readonly scan: ScannedEntry = emptyScan();
+  /** `onDeadLetter: 'block-key'`: the blocks of the handler's ordering keys (null otherwise). */
+  private readonly blocks: KeyBlocks | null;
 
   constructor(
     private readonly owner: SlotOwner,
@@ -50,7 +44,9 @@ export class EntryDispatcher {
     private readonly rt: ConsumerRuntime,
     private readonly acks: AckBatcher,
     private readonly parking: FailureHandler,
-  ) {}
+  ) {
+    this.blocks = parking.blocks ?? null;
+  }
 
   /** Throws only when a `delivered` listener throws; the owner then frees the slot itself. */
   dispatch(entry: HeldEntry): void {
@@ -77,6 +73,8 @@ export class EntryDispatcher {
       if (key === undefined && !this.rt.tracing) {
         entry.invoked = true;
         handled = this.rt.invoke(this.subscription, decoded, ctx);
+      } else if (key !== undefined && this.blocks !== null) {
+        return this.dispatchBlocking(this.blocks, entry, decoded, ctx, key, started);
       } else {
         handled = this.invokeWrapped(entry, decoded, ctx, key);
       }
@@ -121,7 +119,7 @@ export class EntryDispatcher {
       return null;
     }
     if (early !== null) {
-      this.settleAfter(entry, this.refuse(entry));
+      this.settleAfter(entry, this.refuse(entry, this.blocks === null ? undefined : this.blockKeyOf(scan, fields)));
       return null;
     }
     try {
@@ -151,10 +149,22 @@ export class EntryDispatcher {
   }
 
   /** An entry delivered too often goes to the dead-letter stream instead of the handler. */
-  private refuse(entry: HeldEntry): Promise<SettleOutcome> {
+  private refuse(entry: HeldEntry, blockKey: string | undefined): Promise<SettleOutcome> {
     const { maxDeliveries } = this.subscription.options;
     const error = new Error(CONSUMER_MESSAGES.deliveredTooOften(entry.deliveries, maxDeliveries));
-    return this.parking.park(entry, DeadLetterReason.MAX_DELIVERIES, error);
+    return this.parking.park(entry, DeadLetterReason.MAX_DELIVERIES, error, true, blockKey);
+  }
+
+  /**
+   * Block-key handlers: the ordering key of an entry parked before it runs (delivered too often,
+   * e.g. it crashed the process each time), so that its park blocks its key like a failure's.
+   */
+  private blockKeyOf(scan: ScannedEntry, fields: string[]): string | undefined {
+    try {
+      return this.orderingKeyOf(decodeScanned(scan, fields, this.rt.deserializer).data);
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -179,6 +189,41 @@ export class EntryDispatcher {
     };
     if (key === undefined) return invoke();
     return this.keys.run<unknown>(key, () => (this.owner.mayStart(entry) ? invoke() : Promise.resolve(NOT_STARTED)));
+  }
+
+  /**
+   * `onDeadLetter: 'block-key'`: the entry's whole turn runs behind the earlier entries of its
+   * key, outcome included, so the next entry of the key asks whether the key is blocked only once
+   * this one's failure has blocked it. Run or hold first (one script): a held entry leaves the
+   * PEL for its key's held stream. The blocker's success acks it and releases the next held entry
+   * in one script; any other success is acked as usual.
+   */
+  private dispatchBlocking(
+    blocks: KeyBlocks,
+    entry: HeldEntry,
+    decoded: DecodedEntry,
+    ctx: RedisStreamsContext,
+    key: string,
+    started: number,
+  ): void {
+    const { stream, group } = this.owner;
+    const turn = async (): Promise<SettleOutcome> => {
+      if (!this.owner.mayStart(entry)) return 'unstarted';
+      const allowed = await blocks.turn(entry, key);
+      if (allowed !== 'run' && allowed !== 'blocker') return allowed;
+      try {
+        entry.invoked = true;
+        await runInTraceContext(decoded.headers, { stream, group, entryId: entry.id }, () =>
+          untilFinished(() => this.rt.invoke(this.subscription, decoded, ctx)),
+        );
+      } catch (err) {
+        this.emitHandled(entry, started, false);
+        return this.parking.fail(entry, err, key);
+      }
+      this.emitHandled(entry, started, true);
+      return allowed === 'blocker' ? blocks.succeeded(entry, key) : this.succeeded(entry);
+    };
+    this.settleAfter(entry, this.keys.run(key, turn));
   }
 
   /** The handler's promise resolved; an Observable result is done only when it completes. */
@@ -237,21 +282,6 @@ export class EntryDispatcher {
       logSafely(this.rt, CONSUMER_MESSAGES.listenerThrew('handled', entry.id, (err as Error)?.stack ?? err));
     }
   }
-}
-
-/** A ScannedEntry with every field present, so filling it never changes its shape. */
-function emptyScan(): ScannedEntry {
-  const none = undefined;
-  return {
-    foreign: false,
-    targetGroup: none,
-    eventId: none,
-    raw: none,
-    headers: none,
-    replyTo: none,
-    correlationId: none,
-    deadline: none,
-  };
 }
 
 /** Logs an error; a logger that throws must not keep an entry's slot occupied. */

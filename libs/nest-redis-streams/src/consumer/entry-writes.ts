@@ -76,12 +76,16 @@ export class EntryWrites implements WriteTarget {
     return claimIfOwned(this.redis, this, this.minIdleTimeMs, -1, ids);
   }
 
-  /** Parks one entry in this consumer's dead-letter stream (see dead-letter/park-entry.ts). */
+  /**
+   * Parks one entry in this consumer's dead-letter stream (see dead-letter/park-entry.ts); with
+   * `blockKey` (block-key handlers), its ordering key's block becomes `parked` in the same script.
+   */
   park(
     id: string,
     requireOwner: boolean,
     metadata: readonly string[],
     fallbackFields: readonly string[],
+    blockKey?: string,
   ): Promise<string | null | Fenced> {
     const park: ParkWrite = {
       id,
@@ -89,6 +93,7 @@ export class EntryWrites implements WriteTarget {
       requireOwner: requireOwner ? '1' : '0',
       metadata,
       fallbackFields,
+      blockKey,
     };
     return parkEntry(this.redis, this, park);
   }

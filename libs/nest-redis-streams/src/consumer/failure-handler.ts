@@ -7,6 +7,7 @@ import { FENCED } from '../ownership/fenced-writes.js';
 import { recordHandlerError } from '../recovery/handler-errors.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import type { HeldEntry } from './held-entry.js';
+import { KeyBlocks } from './key-blocks.js';
 import type { SettleOutcome } from './slot-owner.interface.js';
 import type { ResolvedHandlerOptions } from './stream-subscription.js';
 import { CONSUMER_MESSAGES } from './consumer.messages.js';
@@ -15,7 +16,10 @@ import { rescheduleIfOwned } from '../schedule/index.js';
 import { retryLaterTime } from '../errors/retry-later.error.js';
 
 /** The handler options a FailureHandler reads. */
-export type FailureOptions = Pick<ResolvedHandlerOptions, 'maxDeliveries' | 'minIdleTimeMs' | 'deadLetterStream'>;
+export type FailureOptions = Pick<
+  ResolvedHandlerOptions,
+  'maxDeliveries' | 'minIdleTimeMs' | 'deadLetterStream' | 'onDeadLetter'
+>;
 
 /** The runtime services a FailureHandler writes through. */
 export type FailureRuntime = Pick<ConsumerRuntime, 'commands' | 'events' | 'logger' | 'retryBackoffMs'>;
@@ -28,14 +32,25 @@ export type FailureRuntime = Pick<ConsumerRuntime, 'commands' | 'events' | 'logg
  * another consumer owns the entry now.
  */
 export class FailureHandler {
+  /** `onDeadLetter: 'block-key'`: the blocks of the handler's ordering keys (null otherwise). */
+  readonly blocks: KeyBlocks | null;
+
   constructor(
     /** The consumer's writes: its stream, group, name and fence. */
     private readonly writes: EntryWrites,
     private readonly options: FailureOptions,
     private readonly rt: FailureRuntime,
-  ) {}
+  ) {
+    this.blocks = options.onDeadLetter === 'block-key' ? new KeyBlocks(writes, rt) : null;
+  }
 
-  async fail(entry: HeldEntry, error: unknown): Promise<SettleOutcome> {
+  /**
+   * `blockKey` (block-key handlers): the entry's ordering key. A retry blocks it first; a park
+   * marks it parked in the park's own script. A RetryLater past min-idle is not moved to the
+   * schedule: its copy would come back as a new entry, held behind the block of its own key.
+   * It waits in the PEL instead, retried after min-idle (no delivery of the budget used).
+   */
+  async fail(entry: HeldEntry, error: unknown, blockKey?: string): Promise<SettleOutcome> {
     const { stream, group } = this.writes;
     const { maxDeliveries, minIdleTimeMs } = this.options;
     const { message } = describeError(error);
@@ -44,17 +59,32 @@ export class FailureHandler {
       this.rt.logger.error(CONSUMER_MESSAGES.failedAfterAck(entry.id, stream, group, message));
       return 'acked';
     }
-    if (decision.action === 'reschedule') return this.reschedule(entry, decision.retryAt, error);
+    if (decision.action === 'reschedule') {
+      if (blockKey === undefined) return this.reschedule(entry, decision.retryAt, error);
+      return this.retry(entry, error, 0, Math.max(0, entry.deliveries - 1), blockKey);
+    }
     // A retry the handler asked for (RetryLater) is not a failure: no error log, no `failed` event.
     if (retryLaterTime(error) === null) this.reportFailure(entry, error, message);
     if (decision.action === 'lost') return 'lost';
-    if (decision.action === 'park') return this.park(entry, decision.reason, error, decision.requireOwner);
+    if (decision.action === 'park') return this.park(entry, decision.reason, error, decision.requireOwner, blockKey);
+    return this.retry(entry, error, decision.idleMs, decision.retryCount, blockKey);
+  }
+
+  /** The entry waits in the PEL for its retry: idle set to `idleMs`, count to `retryCount` (-1 unchanged). */
+  private async retry(
+    entry: HeldEntry,
+    error: unknown,
+    idleMs: number,
+    retryCount: number,
+    blockKey: string | undefined,
+  ): Promise<SettleOutcome> {
+    if (blockKey !== undefined) await this.blocks?.markFailing(entry, blockKey);
     try {
-      const claimed = await this.writes.retry(entry.id, decision.idleMs, decision.retryCount);
+      const claimed = await this.writes.retry(entry.id, idleMs, retryCount);
       // The lease had run out: the entry stays pending here (or goes to the partition's new owner).
       if (claimed === FENCED) return 'left-pending';
       const [lost, trimmed] = claimed;
-      if (trimmed.length > 0) return this.park(entry, PARK_TRIMMED.reason, error, PARK_TRIMMED.requireOwner);
+      if (trimmed.length > 0) return this.park(entry, PARK_TRIMMED.reason, error, PARK_TRIMMED.requireOwner, blockKey);
       return lost.length > 0 ? 'lost' : 'retry-scheduled';
     } catch (err) {
       this.rt.logger.warn(CONSUMER_MESSAGES.retryNotScheduled(entry.id, (err as Error).message));
@@ -96,18 +126,29 @@ export class FailureHandler {
     }
   }
 
-  /** Moves an entry to the dead-letter stream and acks it, atomically and only while owned. */
-  async park(entry: HeldEntry, reason: DeadLetterReason, error?: unknown, requireOwner = true): Promise<SettleOutcome> {
+  /**
+   * Moves an entry to the dead-letter stream and acks it, atomically and only while owned; with
+   * `blockKey`, the dead letter names the key it blocks and the key's block becomes `parked`.
+   */
+  async park(
+    entry: HeldEntry,
+    reason: DeadLetterReason,
+    error?: unknown,
+    requireOwner = true,
+    blockKey?: string,
+  ): Promise<SettleOutcome> {
     const { stream, group, consumer } = this.writes;
     const dlq = this.options.deadLetterStream;
     const metadata = deadLetterMetadata({ reason, stream, id: entry.id, group, consumer, deliveries: entry.deliveries, error });
+    if (blockKey !== undefined) metadata.push(ENVELOPE.blockedKey, blockKey);
     // Until the write's answer is handled, a lease renewal may find the entry gone from the PEL:
     // by this very write, not by another consumer's claim (see ConsumerSlots.markLost).
     entry.parking = true;
     try {
       // The script copies the payload from the stream itself, byte for byte; the fields held here
       // (decoded as UTF-8) are only the fallback for an entry trimmed away meanwhile.
-      const deadLetterId = await this.writes.park(entry.id, requireOwner, metadata, escapedOriginalFields(entry.fields));
+      const fallback = escapedOriginalFields(entry.fields);
+      const deadLetterId = await this.writes.park(entry.id, requireOwner, metadata, fallback, blockKey);
       if (deadLetterId === null || deadLetterId === FENCED) {
         entry.parking = false;
         return deadLetterId === null ? 'lost' : 'left-pending';

@@ -68,6 +68,9 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
     this.acks = acks;
     this.dispatcher = new EntryDispatcher(this, subscription, rt, acks, parking);
     const { stream, options } = subscription;
+    if (options.onDeadLetter === 'block-key' && subscription.kind === 'message') {
+      throw new InvalidOptionsError(CONSUMER_MESSAGES.blockKeyRequestHandler(stream));
+    }
     const batch = batchOptionsOf(options);
     if (batch) {
       if (subscription.kind === 'message') throw new InvalidOptionsError(BATCH_MESSAGES.requestHandler(stream));

@@ -13,6 +13,8 @@ export interface ResolvedHandlerOptions {
   deadLetterStream: string;
   orderingKey?: string | ((data: unknown) => string | undefined);
   maxHandlerMs: number;
+  /** Present only with `onDeadLetter: 'block-key'`: a parked entry holds the later entries of its key. */
+  onDeadLetter?: 'block-key';
   /** Present only on batch handlers: entries per call, and how long a partial batch may wait. */
   batch?: { maxSize: number; maxWaitMs: number };
   /** Present only with `ownership: 'exclusive'`: the partitions are owned one instance at a time. */

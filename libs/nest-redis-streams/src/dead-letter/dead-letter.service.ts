@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { ENVELOPE } from '../constants.js';
+import { discardDeadLetter } from './discard-dead-letter.js';
 import { REDRIVE_DEAD_LETTER } from './redrive-dead-letter.js';
 import { defaultDeadLetterStream, startAfter } from '../keys/index.js';
 import { DeadLetterReason, splitDeadLetterBuffers, splitDeadLetterFields } from './dead-letter-record.js';
@@ -189,9 +190,12 @@ export class DeadLetterService {
     return tally;
   }
 
-  /** Deletes a dead letter for good. Resolves false when it was not there (already discarded). */
+  /**
+   * Deletes a dead letter for good. Resolves false when it was not there (already discarded). One
+   * that blocks its ordering key (`onDeadLetter: 'block-key'`) releases the key in the same script.
+   */
   async discard(deadLetterStream: string, id: string): Promise<boolean> {
-    return (await this.redis.xdel(deadLetterStream, id)) === 1;
+    return (await discardDeadLetter(this.redis, deadLetterStream, id)).deleted;
   }
 }
 

@@ -1,5 +1,6 @@
 import { FENCED, type Fenced, type WriteTarget, fenceArgs } from '../ownership/fenced-writes.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
+import { parkAndBlock } from './blocked-key-scripts.js';
 
 /** One park: which entry, where to, and what the dead letter records. */
 export interface ParkWrite {
@@ -14,6 +15,8 @@ export interface ParkWrite {
   readonly metadata: readonly string[];
   /** The fields held in memory, escaped: only written when the payload was trimmed meanwhile. */
   readonly fallbackFields?: readonly string[];
+  /** `onDeadLetter: 'block-key'`: the entry's ordering key, whose block becomes `parked` in the same script. */
+  readonly blockKey?: string;
 }
 
 /**
@@ -29,6 +32,10 @@ export async function parkEntry(redis: ScriptedRedis, target: WriteTarget, park:
   const { stream, group, consumer, fence } = target;
   const { id, deadLetterStream: dlq, requireOwner, metadata, fallbackFields = [] } = park;
   const rest = [String(metadata.length), ...metadata, ...fallbackFields];
+  if (park.blockKey !== undefined) {
+    const args = [group, consumer, id, requireOwner, ...rest];
+    return parkAndBlock(redis, target, dlq, park.blockKey, args);
+  }
   if (!fence) return redis.nrsDeadLetterIfOwned(stream, dlq, group, consumer, id, requireOwner, ...rest);
   const fenced = fenceArgs(fence);
   if (fenced === null) return null;

@@ -10,7 +10,7 @@
  * second failure's dead letter still says where the entry began.
  *
  * The payload is copied inside Redis, byte for byte (a JS round trip would decode it as UTF-8):
- * metadata (`dlq:*`) is dropped, one `orig:` is stripped from escaped names, and a target-group
+ * metadata (`dlq:*`, and `nrs:blocked_key` of a block-key handler's park) is dropped, one `orig:` is stripped from escaped names, and a target-group
  * field from an earlier re-drive is replaced by this one. XADD and XDEL in one script, so a
  * retried call cannot re-add an entry twice: the second finds nothing.
  */
@@ -27,7 +27,8 @@ for i = 1, #fields - 1, 2 do
 end
 for i = 1, #fields - 1, 2 do
   local name = fields[i]
-  if string.sub(name, 1, 4) ~= 'dlq:' and name ~= ARGV[3] and name ~= ARGV[4] and name ~= ARGV[5] then
+  if string.sub(name, 1, 4) ~= 'dlq:' and name ~= ARGV[3] and name ~= ARGV[4] and name ~= ARGV[5]
+    and name ~= 'nrs:blocked_key' then
     if string.sub(name, 1, 5) == 'orig:' then name = string.sub(name, 6) end
     args[#args + 1] = name
     args[#args + 1] = fields[i + 1]

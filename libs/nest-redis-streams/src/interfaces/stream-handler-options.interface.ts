@@ -84,6 +84,17 @@ export interface StreamHandlerOptions {
    */
   orderingKey?: string | ((data: unknown) => string | undefined);
   /**
+   * What a parked entry (moved to the dead-letter stream) means for the later entries of its
+   * `orderingKey`. `'continue'`: they run as usual. `'block-key'`: its key is blocked from its
+   * first failure on; its later entries are held (moved out of the group's pending list into a
+   * held stream of the key) until the parked entry is re-driven and succeeds, or is discarded
+   * (`StreamOperations.discard`, `releaseBlockedKey`); then they run one at a time, in order.
+   * Needs `orderingKey`, `ackMode: 'auto'` and `@EventPattern`; see docs/handlers.md, "Order
+   * that survives the dead-letter stream".
+   * @default 'continue'
+   */
+  onDeadLetter?: 'continue' | 'block-key';
+  /**
    * The life of a running handler's lease. Past it the entry's lease is no longer renewed, the
    * handler's abort signal (`ctx.getSignal()`) fires, liveness reports the handler as hung, and
    * the entry becomes reclaimable by any consumer once idle past `minIdleTimeMs`. It bounds how

@@ -1,17 +1,20 @@
 import { keyBeside } from './slots.js';
 
+// `onDeadLetter: 'block-key'` (docs/handlers.md, "Order that survives the dead-letter stream"):
+// both keys sit in the stream's hash slot, so the scripts that hold, park and release an entry of
+// a blocked key touch the stream, the block and the held entries atomically on a cluster too.
+
 /**
- * Hash of the ordering keys blocked in `group` of `stream` (`onDeadLetter: 'block-key'`): field =
- * the ordering key, value = JSON of what blocks it. In the stream's hash slot, so the scripts that
- * hold, park and release touch one slot.
+ * The blocked ordering keys of `group` on `stream`: a hash, field = the ordering key, value = JSON
+ * `{ entry, deadLetter, deadLetterStream, since, state, current }` (see redis/lua/block-key.ts).
  */
 export function blockedKeysKey(stream: string, group: string): string {
   return keyBeside(stream, `nrs-blocked:${group}`);
 }
 
 /**
- * Stream of the entries of ordering key `key` held back in `group` while the key is blocked, in
- * arrival order (each with `nrs:held_from` = its original id); deleted when drained.
+ * The entries of ordering key `key` held behind its block, in arrival order: a stream of the
+ * original fields plus `nrs:held_from` (the original entry id). Deleted once drained.
  */
 export function heldEntriesKey(stream: string, group: string, key: string): string {
   return keyBeside(stream, `nrs-held:${group}:${key}`);

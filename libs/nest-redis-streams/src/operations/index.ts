@@ -1,6 +1,7 @@
 export * from './errors/index.js';
 export * from './audit-log.js';
 export type { BlockedKey, BlockedKeyState, BlockedKeysQuery } from './blocked-keys.js';
+export type { BlockedKeyRelease, DiscardResult } from './blocked-key-release.js';
 export type { ConsumerInfo } from './consumers.js';
 export { TOMBSTONE_REASONS, type DeadLetterFilter, type FilteredPage, type RedriveReport } from './dead-letters.js';
 export type { CanaryOptions } from './canary-options.js';

@@ -10,6 +10,11 @@ export const OPERATIONS_MESSAGES = {
   notScheduled: (stream: string, eventId: string) =>
     `Stream "${stream}" has no scheduled entry with event id "${eventId}" (never scheduled, cancelled, or already ` +
     'moved into the stream: look for it there).',
+  keyNotBlocked: (stream: string, group: string, key: string) =>
+    `Ordering key "${key}" is not blocked in group "${group}" of stream "${stream}" (never blocked, or released ` +
+    'already). List the blocked keys to find it; for a partitioned stream give the partition stream.',
+  releaseNeedsGroup: (stream: string, key: string) =>
+    `Releasing ordering key "${key}" of stream "${stream}" needs the group whose key it is: pass { group }.`,
   noEntry: (stream: string, id: string) => `Stream "${stream}" has no entry ${id} (never written, trimmed or deleted).`,
   notPending: (stream: string, group: string, id: string) =>
     `Entry ${id} is not pending in group "${group}" of stream "${stream}" (already acknowledged, or never delivered).`,

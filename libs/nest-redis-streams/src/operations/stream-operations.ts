@@ -24,6 +24,7 @@ import { type FailureGroups, readFailureGroups, readFailureGroupsAcross } from '
 import { checkKeyField, previewRedrive, type RedrivePreview } from './redrive-preview.js';
 import { type Page, type PendingEntry, type StreamEntry, readEntry, readEntryPage, readPendingPage } from './entries.js';
 import { ackEntry, claimEntry, parkEntry } from './entry-actions.js';
+import { type BlockedKeyRelease, type DiscardResult, discardOne, releaseKey } from './blocked-key-release.js';
 import { type CursorPreview, type CursorTarget, previewGroupCursor, setGroupCursor } from './group-cursor.js';
 import { OperationError } from './errors/operation.error.js';
 import type { SearchResult } from './search.js';
@@ -304,12 +305,22 @@ export class StreamOperations {
     });
   }
 
-  discard(actor: string, stream: string, id: string) {
-    return this.audited(actor, 'dlq.discard', stream, '', id, {}, async ({ deadLetterStream }) => {
-      const discarded = await this.deadLetters.discard(deadLetterStream, id);
-      if (!discarded) throw new OperationError('not-found', `Dead-letter stream "${deadLetterStream}" has no entry ${id}.`);
-      return { discarded: id };
-    });
+  /** Deletes a dead letter; one that blocks its ordering key (`onDeadLetter: 'block-key'`) releases it. */
+  discard(actor: string, stream: string, id: string): Promise<DiscardResult> {
+    return this.audited(actor, 'dlq.discard', stream, '', id, {}, ({ deadLetterStream }) =>
+      discardOne(this.redis, deadLetterStream, id),
+    );
+  }
+
+  /**
+   * Releases a blocked ordering key (`onDeadLetter: 'block-key'`) of `group` whatever blocks it,
+   * e.g. after fixing its data by hand: the next held entry runs, or the key is free when none
+   * waits. The blocking dead letter, if any, stays. Refused (not found) when the key is not blocked.
+   */
+  releaseBlockedKey(actor: string, stream: string, key: string, options: { group: string }): Promise<BlockedKeyRelease> {
+    return this.audited(actor, 'blocked-key.release', stream, options.group, key, {}, ({ deadLetterStream }) =>
+      releaseKey(this.redis, { stream, group: options.group, deadLetterStream }, key),
+    );
   }
 
   /** Cancels a scheduled entry by its event id; refused (not found) when none with that id waits. */

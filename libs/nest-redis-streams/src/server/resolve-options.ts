@@ -92,8 +92,27 @@ export function resolveHandlerOptions(
   const batch = resolveBatch(extras, resolved, where);
   if (batch) resolved.prefetchCount = batchPrefetch(extras, batch, resolved);
   const withBatch = batch ? { ...resolved, batch } : resolved;
+  const blockKey = resolveOnDeadLetter(pick('onDeadLetter'), resolved, where);
+  const withBlock = blockKey ? { ...withBatch, onDeadLetter: blockKey } : withBatch;
   const exclusive = resolveOwnership(pick('ownership'), pick('ownershipLeaseMs'), where);
-  return exclusive ? { ...withBatch, exclusive } : withBatch;
+  return exclusive ? { ...withBlock, exclusive } : withBlock;
+}
+
+/**
+ * `onDeadLetter: 'block-key'` → 'block-key'; 'continue' (the default) → undefined. The server-wide
+ * default is checked per handler: a handler without orderingKey is refused then.
+ */
+function resolveOnDeadLetter(
+  value: unknown,
+  resolved: Pick<ResolvedHandlerOptions, 'orderingKey' | 'ackMode'>,
+  where: string,
+): 'block-key' | undefined {
+  if (value === undefined || value === 'continue') return undefined;
+  if (value !== 'block-key') throw new InvalidOptionsError(SERVER_MESSAGES.badOnDeadLetter(value, where));
+  if (where === '') return 'block-key';
+  if (resolved.orderingKey === undefined) throw new InvalidOptionsError(SERVER_MESSAGES.blockKeyNeedsOrderingKey(where));
+  if (resolved.ackMode === 'manual') throw new InvalidOptionsError(SERVER_MESSAGES.blockKeyManualAck(where));
+  return 'block-key';
 }
 
 /**

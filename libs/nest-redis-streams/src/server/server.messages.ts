@@ -14,5 +14,14 @@ export const SERVER_MESSAGES = {
   consuming: (streams: ReadonlyArray<{ stream: string; group: string }>, consumer: string) =>
     `Consuming ${streams.map((s) => `"${s.stream}" (group "${s.group}")`).join(', ') || 'no streams'} ` +
     `as consumer "${consumer}".`,
+  badOnDeadLetter: (value: unknown, where: string) =>
+    `Option "onDeadLetter" must be "continue" or "block-key"${where}, got ${JSON.stringify(value)}.`,
+  blockKeyNeedsOrderingKey: (where: string) =>
+    `Option onDeadLetter: 'block-key'${where} needs an orderingKey: it holds the later entries of the parked entry's ` +
+    "key, and without one there is no key. Give this handler an orderingKey, or onDeadLetter: 'continue' " +
+    '(batch handlers cannot have either: a batch has no per-key order).',
+  blockKeyManualAck: (where: string) =>
+    `Option onDeadLetter: 'block-key'${where} cannot be combined with ackMode: 'manual': the key's next entry is ` +
+    "released by the ack of the entry that blocked it, in one script. Use ackMode: 'auto' on this handler.",
   replyWriteFailed: (replyTo: string, cause: string) => `Could not write the reply to "${replyTo}": ${cause}`,
 };

@@ -53,6 +53,8 @@ export const ROLE_NEEDS: Record<'consumer' | 'producer' | 'operator', readonly s
     'get $K',
     'set $K v',
     'del $K',
+    // onDeadLetter: 'block-key': a released entry leaves its key's held stream.
+    'xdel $K 0-1',
     'eval x 0',
     'evalsha x 0',
   ],
@@ -106,6 +108,8 @@ export const ROLE_NEEDS: Record<'consumer' | 'producer' | 'operator', readonly s
     'hget $K f',
     'zrem $K m',
     'hdel $K f',
+    // Releasing a blocked key (onDeadLetter: 'block-key') deletes its drained held stream.
+    'del $K',
     'time',
     'eval x 0',
     'evalsha x 0',

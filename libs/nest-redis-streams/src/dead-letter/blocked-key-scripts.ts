@@ -1,0 +1,119 @@
+import type { Cluster, Redis } from 'ioredis';
+import { blockedKeysKey, heldEntriesKey } from '../keys/index.js';
+import { FENCED, type Fenced, type WriteTarget, fenceArgs } from '../ownership/fenced-writes.js';
+import { LeanScript } from '../redis/lean-script.js';
+import { ACK_AND_RELEASE, MARK_KEY_FAILING, PARK_AND_BLOCK, RELEASE_BLOCKED_KEY, RUN_OR_HOLD } from '../redis/lua/block-key.js';
+import { fenced } from '../redis/lua/fence-check.js';
+
+// The scripts of `onDeadLetter: 'block-key'` (redis/lua/block-key.ts), run only by block-key handlers
+// and the operations that release a key: not registered on every connection like scripts.ts.
+
+/** What run-or-hold answers: see RUN_OR_HOLD. */
+export type RunOrHold = 'run' | 'blocker' | 'held' | 'lost';
+
+const SCRIPTS = {
+  runOrHold: new LeanScript<RunOrHold>(RUN_OR_HOLD, 3),
+  runOrHoldFenced: new LeanScript<RunOrHold | 0>(fenced(RUN_OR_HOLD, '0'), 4),
+  markFailing: new LeanScript<number>(MARK_KEY_FAILING, 2),
+  ackAndRelease: new LeanScript<string | null>(ACK_AND_RELEASE, 3),
+  ackAndReleaseFenced: new LeanScript<string | null | 0>(fenced(ACK_AND_RELEASE, '0'), 4),
+  parkAndBlock: new LeanScript<string | null>(PARK_AND_BLOCK, 3),
+  parkAndBlockFenced: new LeanScript<string | null | 0>(fenced(PARK_AND_BLOCK, '0'), 4),
+  release: new LeanScript<[number, string]>(RELEASE_BLOCKED_KEY, 4),
+};
+
+/**
+ * Runs a script of a consumer's write target, fenced when it has a fence: KEYS then the owner hash,
+ * then member and generation before ARGV. Null while no generation is held; FENCED when refused.
+ */
+async function runAs<R>(
+  redis: Redis,
+  target: WriteTarget,
+  [plain, withFence]: [LeanScript<R>, LeanScript<R | 0>],
+  keys: string[],
+  args: string[],
+): Promise<R | Fenced | null> {
+  if (!target.fence) return plain.run(redis, [...keys, ...args]);
+  const fence = fenceArgs(target.fence);
+  if (fence === null) return null;
+  const [ownerKey, member, generation] = fence;
+  const reply = await withFence.run(redis, [...keys, ownerKey, member, generation, ...args]);
+  return reply === 0 ? FENCED : reply;
+}
+
+/** The keys every block-key script starts with: stream, blocked-keys hash, the key's held stream. */
+function blockKeys(stream: string, group: string, key: string): string[] {
+  return [stream, blockedKeysKey(stream, group), heldEntriesKey(stream, group, key)];
+}
+
+/** Run or hold an entry of `key` (see RUN_OR_HOLD); null while no generation is held. */
+export function runOrHold(redis: Redis, target: WriteTarget, id: string, key: string): Promise<RunOrHold | Fenced | null> {
+  const { stream, group, consumer } = target;
+  const scripts: [LeanScript<RunOrHold>, LeanScript<RunOrHold | 0>] = [SCRIPTS.runOrHold, SCRIPTS.runOrHoldFenced];
+  return runAs(redis, target, scripts, blockKeys(stream, group, key), [group, consumer, id, key]);
+}
+
+/** Blocks `key` by entry `id`, which failed and will be retried (see MARK_KEY_FAILING). */
+export function markKeyFailing(redis: Redis, target: WriteTarget, id: string, key: string): Promise<number> {
+  const { stream, group } = target;
+  return SCRIPTS.markFailing.run(redis, [stream, blockedKeysKey(stream, group), id, key]);
+}
+
+/**
+ * Acks the entry its key's block waited for and releases the next held one (see ACK_AND_RELEASE);
+ * `trimmed`: Redis dropped the entry from the PEL with its payload, so no owner is checked.
+ */
+export function ackAndRelease(
+  redis: Redis,
+  target: WriteTarget,
+  id: string,
+  key: string,
+  trimmed = false,
+): Promise<string | null | Fenced> {
+  const { stream, group, consumer } = target;
+  const scripts: [LeanScript<string | null>, LeanScript<string | null | 0>] = [
+    SCRIPTS.ackAndRelease,
+    SCRIPTS.ackAndReleaseFenced,
+  ];
+  return runAs(redis, target, scripts, blockKeys(stream, group, key), [group, consumer, id, key, trimmed ? '0' : '1']);
+}
+
+/**
+ * The park of a block-key handler's entry (DEAD_LETTER_IF_OWNED's arguments after `key`), marking
+ * its key parked in the same script. Null when not owned or no generation is held.
+ */
+export async function parkAndBlock(
+  redis: Redis,
+  target: WriteTarget,
+  deadLetterStream: string,
+  key: string,
+  parkArgs: string[],
+): Promise<string | null | Fenced> {
+  const { stream, group } = target;
+  const scripts: [LeanScript<string | null>, LeanScript<string | null | 0>] = [SCRIPTS.parkAndBlock, SCRIPTS.parkAndBlockFenced];
+  return runAs(redis, target, scripts, [stream, deadLetterStream, blockedKeysKey(stream, group)], [key, ...parkArgs]);
+}
+
+/** What an operator's release did: see RELEASE_BLOCKED_KEY. */
+export interface KeyRelease {
+  /** The dead letter was deleted (a discard of the blocker). */
+  deleted: boolean;
+  /** False: the key was not blocked (by that dead letter); null: released, none waited; else the copy's id. */
+  released: string | null | false;
+}
+
+/**
+ * Releases a blocked key (operators): with `deadLetterId`, discards that dead letter and releases
+ * the key only when it is what blocks it; without, releases whatever blocks it.
+ */
+export async function releaseBlockedKey(
+  redis: Redis | Cluster,
+  where: { stream: string; group: string; deadLetterStream: string },
+  key: string,
+  deadLetterId = '',
+): Promise<KeyRelease> {
+  const { stream, group, deadLetterStream } = where;
+  const keys = [...blockKeys(stream, group, key), deadLetterStream];
+  const [deleted, released] = await SCRIPTS.release.run(redis, [...keys, group, key, deadLetterId]);
+  return { deleted: deleted === 1, released: released === 'not-blocked' ? false : released || null };
+}
