@@ -40,11 +40,24 @@ describe("onDeadLetter: 'block-key'", () => {
     await add(stream, 'A', '4');
     await waitFor(async () => (await waiting(redis, stream, 'A')) === 3, 'A:4 held');
     expect(runsOf(done, 'A')).toEqual([]);
+    // What the console, the CLI and the gauges read (operations/blocked-keys.ts) is this block.
+    expect(await ops().blockedKeys(stream)).toEqual([
+      expect.objectContaining({
+        stream,
+        group: 'nest',
+        key: 'A',
+        state: 'parked',
+        blockingEntry: first,
+        deadLetter: deadLetterId,
+        waiting: 3,
+      }),
+    ]);
 
     await ops().redrive('tester', stream, deadLetterId);
     await waitFor(() => runsOf(done, 'A').length === 4, 'the re-drive and the held entries handled');
     expect(runsOf(done, 'A')).toEqual(['A:1', 'A:2', 'A:3', 'A:4']);
     await waitFor(async () => (await blockOf(redis, stream, 'A')) === null, 'key A free');
+    expect(await ops().blockedKeys(stream)).toEqual([]);
     expect(await redis.exists(`{${stream}}:nrs-held:nest:A`)).toBe(0);
     await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'all acked');
   });
