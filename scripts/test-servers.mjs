@@ -89,9 +89,9 @@ function jestRun(run, out, log) {
   const env = { ...process.env, NRS_REDIS_SERVER: run.server.bin };
   delete env.REDIS_URL;
   const args = ['node_modules/jest/bin/jest.js', ...jestExtra, ...run.args, '--forceExit', '--json', `--outputFile=${out}`];
-  // In parallel, a run's output goes to a file and is printed whole when it ends: interleaved
-  // lines of two Jest runs could not be read.
-  if (parallel) args.push('--maxWorkers=1');
+  // Side by side, each run gets one worker (the chaos run is alone and in band anyway), and its
+  // output goes to a file printed whole when it ends: interleaved lines of two runs cannot be read.
+  if (log) args.push('--maxWorkers=1');
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { stdio: log ? ['ignore', 'pipe', 'pipe'] : 'inherit', env });
     if (log) {
