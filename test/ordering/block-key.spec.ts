@@ -1,5 +1,6 @@
 import type { MessageHandler } from '@nestjs/microservices';
 import { DeadLetterService, RedisStreamsServer, StreamOperations } from 'nest-redis-streams';
+import { heldEntriesKey } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { pendingCount, readAll, redisUrl, testContext, unique, waitFor } from '../support/helpers.js';
 import { blockOf, runsOf, startBlockKeyConsumer, waiting } from './block-key-support.js';
 
@@ -58,7 +59,7 @@ describe("onDeadLetter: 'block-key'", () => {
     expect(runsOf(done, 'A')).toEqual(['A:1', 'A:2', 'A:3', 'A:4']);
     await waitFor(async () => (await blockOf(redis, stream, 'A')) === null, 'key A free');
     expect(await ops().blockedKeys(stream)).toEqual([]);
-    expect(await redis.exists(`{${stream}}:nrs-held:nest:A`)).toBe(0);
+    expect(await redis.exists(heldEntriesKey(stream, 'nest', 'A'))).toBe(0);
     await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'all acked');
   });
 

@@ -44,6 +44,10 @@ export const CONSUMER_MESSAGES = {
   blockKeyRequestHandler: (stream: string) =>
     `A @MessagePattern handler of stream "${stream}" has onDeadLetter: 'block-key': a request held behind a ` +
     "dead letter would outlive its caller's wait. Use it on @EventPattern handlers, or onDeadLetter: 'continue'.",
+  blockKeyManualAck: (id: string, stream: string) =>
+    `ctx.ack() called for entry ${id} of stream "${stream}" in a handler with onDeadLetter: 'block-key': refused. ` +
+    'Its ack must release the next held entry of its key in the same step, which happens when the handler ' +
+    'returns. Remove the ctx.ack() call: the entry is acknowledged when its handler returns.',
   keyBlockFailed: (id: string, stream: string, key: string, step: string, cause: string) =>
     `Could not ${step} of entry ${id} (stream "${stream}", ordering key "${key}"): ${cause}. ` +
     'The entry stays pending and runs again; its key keeps its order.',

@@ -119,7 +119,9 @@ export class EntryDispatcher {
       return null;
     }
     if (early !== null) {
-      this.settleAfter(entry, this.refuse(entry, this.blocks === null ? undefined : this.blockKeyOf(scan, fields)));
+      const blockKey = this.blocks === null ? undefined : this.blockKeyOf(scan, fields);
+      if (blockKey === undefined || this.blocks === null) this.settleAfter(entry, this.refuse(entry, undefined));
+      else this.settleAfter(entry, this.refuseBlocking(this.blocks, entry, blockKey));
       return null;
     }
     try {
@@ -153,6 +155,19 @@ export class EntryDispatcher {
     const { maxDeliveries } = this.subscription.options;
     const error = new Error(CONSUMER_MESSAGES.deliveredTooOften(entry.deliveries, maxDeliveries));
     return this.parking.park(entry, DeadLetterReason.MAX_DELIVERIES, error, true, blockKey);
+  }
+
+  /**
+   * Block-key handlers: an entry delivered too often is parked only when it is its key's turn (the
+   * key is free, or this is what its block waits for); behind a block it is held like any other
+   * entry of the key, so it cannot sit in the dead-letter stream while later entries run.
+   */
+  private refuseBlocking(blocks: KeyBlocks, entry: HeldEntry, key: string): Promise<SettleOutcome> {
+    return this.keys.run(key, async () => {
+      if (!this.owner.mayStart(entry)) return 'unstarted';
+      const allowed = await blocks.turn(entry, key);
+      return allowed === 'run' || allowed === 'blocker' ? this.refuse(entry, key) : allowed;
+    });
   }
 
   /**
@@ -207,6 +222,17 @@ export class EntryDispatcher {
     started: number,
   ): void {
     const { stream, group } = this.owner;
+    const args = ctx.getArgs();
+    // ctx.ack() is refused: the blocker's ack must release the next held entry in the same script.
+    const control = {
+      get signal() {
+        return entry.signal;
+      },
+      ack(): Promise<boolean> {
+        throw new Error(CONSUMER_MESSAGES.blockKeyManualAck(entry.id, stream));
+      },
+    };
+    const blockingCtx = new RedisStreamsContext([args[0], args[1], args[2], args[3], args[4], args[5], args[6], control]);
     const turn = async (): Promise<SettleOutcome> => {
       if (!this.owner.mayStart(entry)) return 'unstarted';
       const allowed = await blocks.turn(entry, key);
@@ -214,7 +240,7 @@ export class EntryDispatcher {
       try {
         entry.invoked = true;
         await runInTraceContext(decoded.headers, { stream, group, entryId: entry.id }, () =>
-          untilFinished(() => this.rt.invoke(this.subscription, decoded, ctx)),
+          untilFinished(() => this.rt.invoke(this.subscription, decoded, blockingCtx)),
         );
       } catch (err) {
         this.emitHandled(entry, started, false);

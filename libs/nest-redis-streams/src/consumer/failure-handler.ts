@@ -78,7 +78,8 @@ export class FailureHandler {
     retryCount: number,
     blockKey: string | undefined,
   ): Promise<SettleOutcome> {
-    if (blockKey !== undefined) await this.blocks?.markFailing(entry, blockKey);
+    const ended = blockKey === undefined ? null : await this.blocks?.markFailing(entry, blockKey);
+    if (ended) return ended;
     try {
       const claimed = await this.writes.retry(entry.id, idleMs, retryCount);
       // The lease had run out: the entry stays pending here (or goes to the partition's new owner).

@@ -24,7 +24,9 @@ export class KeyBlocks {
   /** Run or hold: a turn, or how the entry's turn ended without running (held → `skipped`). */
   async turn(entry: HeldEntry, key: string): Promise<KeyTurn | SettleOutcome> {
     try {
-      const reply = await runOrHold(this.rt.commands, this.writes, entry.id, key);
+      let reply = await runOrHold(this.rt.commands, this.writes, entry.id, key);
+      // Trimmed since its read while its key is blocked: the fields read are held in its place.
+      if (reply === 'trimmed') reply = await runOrHold(this.rt.commands, this.writes, entry.id, key, entry.fields ?? []);
       if (reply === 'run' || reply === 'blocker') return reply;
       if (reply === 'held') return 'skipped';
       // No generation held, or Redis refused it: it stays pending for the partition's owner.
@@ -35,14 +37,21 @@ export class KeyBlocks {
     }
   }
 
-  /** The entry failed and will be retried: its key is blocked by it until it succeeds or is released. */
-  async markFailing(entry: HeldEntry, key: string): Promise<void> {
+  /**
+   * The entry failed and will be retried: its key is blocked by it until it succeeds or is
+   * released. Null: go on with the retry; else how the entry's turn ends here ('lost': another
+   * consumer owns it now, e.g. this one was paused past min-idle; 'left-pending': fenced).
+   */
+  async markFailing(entry: HeldEntry, key: string): Promise<SettleOutcome | null> {
     try {
-      await markKeyFailing(this.rt.commands, this.writes, entry.id, key);
+      const reply = await markKeyFailing(this.rt.commands, this.writes, entry.id, key);
+      if (reply === FENCED) return 'left-pending';
+      return reply === null ? 'lost' : null;
     } catch (err) {
       // The retry still goes ahead: the entry stays pending, and a later entry of its key may
       // run before it, as without block-key.
       this.warn(entry, key, 'block the key', err);
+      return null;
     }
   }
 

@@ -9,12 +9,16 @@ import { fenced } from '../redis/lua/fence-check.js';
 // and the operations that release a key: not registered on every connection like scripts.ts.
 
 /** What run-or-hold answers: see RUN_OR_HOLD. */
-export type RunOrHold = 'run' | 'blocker' | 'held' | 'lost';
+export type RunOrHold = 'run' | 'blocker' | 'held' | 'lost' | 'trimmed';
+
+/** What blocking a key by a failed entry answers: see MARK_KEY_FAILING (null: not owned). */
+export type MarkFailing = 'blocked' | 'other' | null;
 
 const SCRIPTS = {
   runOrHold: new LeanScript<RunOrHold>(RUN_OR_HOLD, 3),
   runOrHoldFenced: new LeanScript<RunOrHold | 0>(fenced(RUN_OR_HOLD, '0'), 4),
-  markFailing: new LeanScript<number>(MARK_KEY_FAILING, 2),
+  markFailing: new LeanScript<MarkFailing>(MARK_KEY_FAILING, 2),
+  markFailingFenced: new LeanScript<MarkFailing | 0>(fenced(MARK_KEY_FAILING, '0'), 3),
   ackAndRelease: new LeanScript<string | null>(ACK_AND_RELEASE, 3),
   ackAndReleaseFenced: new LeanScript<string | null | 0>(fenced(ACK_AND_RELEASE, '0'), 4),
   parkAndBlock: new LeanScript<string | null>(PARK_AND_BLOCK, 3),
@@ -46,17 +50,31 @@ function blockKeys(stream: string, group: string, key: string): string[] {
   return [stream, blockedKeysKey(stream, group), heldEntriesKey(stream, group, key)];
 }
 
-/** Run or hold an entry of `key` (see RUN_OR_HOLD); null while no generation is held. */
-export function runOrHold(redis: Redis, target: WriteTarget, id: string, key: string): Promise<RunOrHold | Fenced | null> {
+/**
+ * Run or hold an entry of `key` (see RUN_OR_HOLD); null while no generation is held. `fields`
+ * only when asked again after 'trimmed': the entry's fields as read, held in its place.
+ */
+export function runOrHold(
+  redis: Redis,
+  target: WriteTarget,
+  id: string,
+  key: string,
+  fields: readonly string[] = [],
+): Promise<RunOrHold | Fenced | null> {
   const { stream, group, consumer } = target;
   const scripts: [LeanScript<RunOrHold>, LeanScript<RunOrHold | 0>] = [SCRIPTS.runOrHold, SCRIPTS.runOrHoldFenced];
-  return runAs(redis, target, scripts, blockKeys(stream, group, key), [group, consumer, id, key]);
+  return runAs(redis, target, scripts, blockKeys(stream, group, key), [group, consumer, id, key, ...fields]);
 }
 
-/** Blocks `key` by entry `id`, which failed and will be retried (see MARK_KEY_FAILING). */
-export function markKeyFailing(redis: Redis, target: WriteTarget, id: string, key: string): Promise<number> {
-  const { stream, group } = target;
-  return SCRIPTS.markFailing.run(redis, [stream, blockedKeysKey(stream, group), id, key]);
+/**
+ * Blocks `key` by entry `id`, which failed and will be retried (see MARK_KEY_FAILING): only while
+ * this consumer owns the entry and, under exclusive ownership, holds the partition's generation.
+ */
+export async function markKeyFailing(redis: Redis, target: WriteTarget, id: string, key: string): Promise<MarkFailing | Fenced> {
+  const { stream, group, consumer } = target;
+  const scripts: [LeanScript<MarkFailing>, LeanScript<MarkFailing | 0>] = [SCRIPTS.markFailing, SCRIPTS.markFailingFenced];
+  const reply = await runAs(redis, target, scripts, [stream, blockedKeysKey(stream, group)], [group, consumer, id, key]);
+  return reply ?? null;
 }
 
 /**
@@ -100,20 +118,27 @@ export interface KeyRelease {
   deleted: boolean;
   /** False: the key was not blocked (by that dead letter); null: released, none waited; else the copy's id. */
   released: string | null | false;
+  /** Refused, not forced: the key's blocker is still retried (`failing`) or a released copy runs (`releasing`). */
+  busy?: 'failing' | 'releasing';
 }
 
 /**
  * Releases a blocked key (operators): with `deadLetterId`, discards that dead letter and releases
- * the key only when it is what blocks it; without, releases whatever blocks it.
+ * the key only while its block is parked on it; without, releases a parked key, or with `force`
+ * whatever blocks it (see RELEASE_BLOCKED_KEY).
  */
 export async function releaseBlockedKey(
   redis: Redis | Cluster,
   where: { stream: string; group: string; deadLetterStream: string },
   key: string,
   deadLetterId = '',
+  force = false,
 ): Promise<KeyRelease> {
   const { stream, group, deadLetterStream } = where;
   const keys = [...blockKeys(stream, group, key), deadLetterStream];
-  const [deleted, released] = await SCRIPTS.release.run(redis, [...keys, group, key, deadLetterId]);
+  const [deleted, released] = await SCRIPTS.release.run(redis, [...keys, group, key, deadLetterId, force ? '1' : '0']);
+  if (released === 'busy:failing' || released === 'busy:releasing') {
+    return { deleted: deleted === 1, released: false, busy: released.slice('busy:'.length) as 'failing' | 'releasing' };
+  }
   return { deleted: deleted === 1, released: released === 'not-blocked' ? false : released || null };
 }

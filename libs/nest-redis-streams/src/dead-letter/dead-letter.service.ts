@@ -2,7 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { ENVELOPE } from '../constants.js';
 import { discardDeadLetter } from './discard-dead-letter.js';
 import { REDRIVE_DEAD_LETTER } from './redrive-dead-letter.js';
-import { defaultDeadLetterStream, startAfter } from '../keys/index.js';
+import { blockedKeysKey, defaultDeadLetterStream, startAfter } from '../keys/index.js';
 import { DeadLetterReason, splitDeadLetterBuffers, splitDeadLetterFields } from './dead-letter-record.js';
 
 /** One parked entry as an operator sees it. */
@@ -126,7 +126,9 @@ export class DeadLetterService {
    * also carries its lineage: `nrs:redriven_from` (this dead letter's id) and `nrs:original_id`
    * (the id it had when first parked).
    * Resolves with the new entry id, or null when it was already re-driven or discarded.
-   * @throws Error for a tombstone (no payload to re-drive): discard it instead.
+   * @throws Error for a tombstone (no payload to re-drive): discard it instead; for a dead letter
+   * that blocks its ordering key (`nrs:blocked_key`, `onDeadLetter: 'block-key'`) re-driven to
+   * another group than the one that parked it: that group's key would stay blocked.
    */
   // Why a target-group field and not a retry stream per group: a retry stream would need a second
   // read loop (and blocking connection) per subscription, its own group, trimming, dead-letter
@@ -143,6 +145,7 @@ export class DeadLetterService {
       );
     }
     const group = options.group === undefined ? (letter.group ?? '') : (options.group ?? '');
+    if (group !== '' && group !== letter.group) await this.refuseIfBlocking(letter, deadLetterStream, group);
     const result = await this.redis.eval(
       REDRIVE_DEAD_LETTER,
       2,
@@ -160,6 +163,23 @@ export class DeadLetterService {
       );
     }
     return (result as string | null) ?? null;
+  }
+
+  /**
+   * A re-drive to another group of the dead letter its key's block waits for (`onDeadLetter:
+   * 'block-key'`) is refused: only the group that parked it recognises the copy as the blocker,
+   * so the key would stay blocked behind a dead letter the re-drive deleted.
+   */
+  private async refuseIfBlocking(letter: DeadLetter, deadLetterStream: string, group: string): Promise<void> {
+    const key = letter.fields[ENVELOPE.blockedKey];
+    if (key === undefined || !letter.stream) return;
+    const raw = await this.redis.hget(blockedKeysKey(letter.stream, letter.group), key);
+    if (raw === null || !parksOn(raw, letter.id)) return;
+    throw new Error(
+      `Dead letter ${letter.id} in "${deadLetterStream}" blocks ordering key "${key}" of group "${letter.group}" ` +
+        `(onDeadLetter: 'block-key'): re-driven to group "${group}" it would leave that key blocked. Re-drive it ` +
+        `to "${letter.group}" (leave the group out), or release the key first (releaseBlockedKey).`,
+    );
   }
 
   /**
@@ -221,4 +241,14 @@ function describe(id: string, meta: Record<string, string>): Omit<DeadLetter, 'f
     deliveries: Number(meta.deliveries ?? 0),
     parkedAt: Number(meta.time ?? 0),
   };
+}
+
+/** The stored block (see keys/blocked-key-keys.ts) is parked on dead letter `id`. */
+function parksOn(raw: string, id: string): boolean {
+  try {
+    const block = JSON.parse(raw) as { state?: unknown; deadLetter?: unknown };
+    return block.state === 'parked' && block.deadLetter === id;
+  } catch {
+    return false;
+  }
 }

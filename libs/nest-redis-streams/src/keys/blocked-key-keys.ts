@@ -14,8 +14,10 @@ export function blockedKeysKey(stream: string, group: string): string {
 
 /**
  * The entries of ordering key `key` held behind its block, in arrival order: a stream of the
- * original fields plus `nrs:held_from` (the original entry id). Deleted once drained.
+ * original fields plus `nrs:held_from` (the original entry id). Deleted once drained. The group
+ * name is length-prefixed: both names may hold ':', and group "a" with key "b:c" must not share
+ * a held stream with group "a:b" and key "c".
  */
 export function heldEntriesKey(stream: string, group: string, key: string): string {
-  return keyBeside(stream, `nrs-held:${group}:${key}`);
+  return keyBeside(stream, `nrs-held:${group.length}:${group}:${key}`);
 }

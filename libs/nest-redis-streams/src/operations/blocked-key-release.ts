@@ -17,17 +17,20 @@ export interface DiscardResult {
 }
 
 /**
- * Releases `key` of `group` whatever blocks it (an operator's escape hatch, e.g. after fixing the
- * data by hand): its next held entry goes back to the stream, or the key is freed when none waits.
- * Refused (not found) when the key is not blocked.
+ * Releases `key` of `group` (an operator's escape hatch, e.g. after fixing the data by hand): its
+ * next held entry goes back to the stream, or the key is freed when none waits. Refused (not
+ * found) when the key is not blocked; refused while its blocker is still retried (`failing`) or a
+ * released entry runs (`releasing`), unless `force`: the next entry would run beside that one.
  */
 export async function releaseKey(
   redis: Redis | Cluster,
   where: { stream: string; group: string; deadLetterStream: string },
   key: string,
+  force = false,
 ): Promise<BlockedKeyRelease> {
   if (!where.group) throw new OperationError('bad-request', OPERATIONS_MESSAGES.releaseNeedsGroup(where.stream, key));
-  const { released } = await releaseBlockedKey(redis, where, key);
+  const { released, busy } = await releaseBlockedKey(redis, where, key, '', force);
+  if (busy) throw new OperationError('refused', OPERATIONS_MESSAGES.keyBusy(where.stream, where.group, key, busy));
   if (released === false)
     throw new OperationError('not-found', OPERATIONS_MESSAGES.keyNotBlocked(where.stream, where.group, key));
   return { key, released };

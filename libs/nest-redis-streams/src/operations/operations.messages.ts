@@ -13,6 +13,11 @@ export const OPERATIONS_MESSAGES = {
   keyNotBlocked: (stream: string, group: string, key: string) =>
     `Ordering key "${key}" is not blocked in group "${group}" of stream "${stream}" (never blocked, or released ` +
     'already). List the blocked keys to find it; for a partitioned stream give the partition stream.',
+  keyBusy: (stream: string, group: string, key: string, state: string) =>
+    `Ordering key "${key}" of group "${group}" on stream "${stream}" is ${state}: ` +
+    (state === 'failing' ? 'its blocking entry is still being retried' : 'a released entry of it is running') +
+    ', and releasing it now would run the next entry beside that one, out of order. Wait until it is parked ' +
+    '(list the blocked keys), or pass { force: true } if that entry is known to be gone.',
   releaseNeedsGroup: (stream: string, key: string) =>
     `Releasing ordering key "${key}" of stream "${stream}" needs the group whose key it is: pass { group }.`,
   noEntry: (stream: string, id: string) => `Stream "${stream}" has no entry ${id} (never written, trimmed or deleted).`,

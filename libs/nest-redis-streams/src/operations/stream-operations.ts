@@ -313,13 +313,22 @@ export class StreamOperations {
   }
 
   /**
-   * Releases a blocked ordering key (`onDeadLetter: 'block-key'`) of `group` whatever blocks it,
-   * e.g. after fixing its data by hand: the next held entry runs, or the key is free when none
-   * waits. The blocking dead letter, if any, stays. Refused (not found) when the key is not blocked.
+   * Releases a blocked ordering key (`onDeadLetter: 'block-key'`) of `group`, e.g. after fixing its
+   * data by hand: the next held entry runs, or the key is free when none waits. The blocking dead
+   * letter, if any, stays: the block no longer waits for it, so discarding it later releases
+   * nothing and re-driving it later adds a new entry of the key, held or run like any other.
+   * Refused (not found) when the key is not blocked, and (refused) while its blocking entry is
+   * still retried or a released entry runs, unless `force` (the next entry then runs beside it).
    */
-  releaseBlockedKey(actor: string, stream: string, key: string, options: { group: string }): Promise<BlockedKeyRelease> {
-    return this.audited(actor, 'blocked-key.release', stream, options.group, key, {}, ({ deadLetterStream }) =>
-      releaseKey(this.redis, { stream, group: options.group, deadLetterStream }, key),
+  releaseBlockedKey(
+    actor: string,
+    stream: string,
+    key: string,
+    options: { group: string; force?: boolean },
+  ): Promise<BlockedKeyRelease> {
+    const force = options.force === true;
+    return this.audited(actor, 'blocked-key.release', stream, options.group, key, force ? { force } : {}, ({ deadLetterStream }) =>
+      releaseKey(this.redis, { stream, group: options.group, deadLetterStream }, key, force),
     );
   }
 

@@ -7,14 +7,22 @@ import { DEAD_LETTER_IF_OWNED } from './dead-letter-if-owned.js';
 
 /**
  * Lua helpers shared by the scripts below. `mayRun`: the entry is the one the block waits for: the
- * blocker itself (its retry), the held copy being released (`current`), or the re-drive of the
- * blocker's dead letter (its `nrs:redriven_from`).
+ * blocker itself (its retry), the held copy being released (`current`), or, only while the block
+ * is `parked`, the re-drive of the blocker's dead letter (its `nrs:redriven_from`). A release
+ * points `entry` and `current` at the released copy and clears `deadLetter`, so after it only that
+ * copy may run: the old blocker's retry, or a later re-drive or discard of its dead letter, cannot
+ * start a second entry of the key. `blockOf`: a record that is not the JSON written here (by hand,
+ * or by a newer version) reads as a block nothing may pass, until an operator releases the key.
  */
 const BLOCK_HELPERS = `
 local function blockOf(hash, key)
   local raw = redis.call('HGET', hash, key)
   if not raw then return nil end
-  return cjson.decode(raw)
+  local ok, block = pcall(cjson.decode, raw)
+  if not ok or type(block) ~= 'table' then
+    return {entry = '', current = '', deadLetter = '', deadLetterStream = '', state = 'unreadable'}
+  end
+  return block
 end
 local function fieldOf(stream, id, name)
   local entry = redis.call('XRANGE', stream, id, id)[1]
@@ -25,16 +33,21 @@ local function fieldOf(stream, id, name)
 end
 local function mayRun(block, stream, id)
   if block.entry == id or block.current == id then return true end
-  local dl = block.deadLetter or ''
-  return dl ~= '' and fieldOf(stream, id, 'nrs:redriven_from') == dl
+  local dl = block.deadLetter
+  if block.state ~= 'parked' or type(dl) ~= 'string' or dl == '' then return false end
+  return fieldOf(stream, id, 'nrs:redriven_from') == dl
+end
+local function owns(stream, group, consumer, id)
+  local row = redis.call('XPENDING', stream, group, id, id, 1)[1]
+  return row ~= nil and row[2] == consumer
 end
 local function nowMs()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local function saveBlock(hash, key, entry, state, deadLetter, dlStream, since)
+local function saveBlock(hash, key, entry, state, deadLetter, dlStream, since, current)
   redis.call('HSET', hash, key, cjson.encode({entry = entry, state = state, deadLetter = deadLetter,
-    deadLetterStream = dlStream, since = since, current = ''}))
+    deadLetterStream = dlStream, since = since, current = current or ''}))
 end
 local function releaseNext(stream, hash, held, group, key, block)
   local head = redis.call('XRANGE', held, '-', '+', 'COUNT', 1)[1]
@@ -55,31 +68,30 @@ local function releaseNext(stream, hash, held, group, key, block)
   args[#args + 1] = group
   local id = redis.call(unpack(args))
   redis.call('XDEL', held, head[1])
-  block.state = 'releasing'
-  block.current = id
-  redis.call('HSET', hash, key, cjson.encode(block))
+  saveBlock(hash, key, id, 'releasing', '', '', tonumber(block.since) or nowMs(), id)
   return id
 end
 `;
 
 /**
  * Run or hold, before a block-key handler runs an entry. KEYS[1] stream, KEYS[2] blocked-keys
- * hash, KEYS[3] the key's held stream; ARGV group, consumer, id, ordering key → 'run' (the key
- * is not blocked), 'blocker' (it is, and this is the entry its block waits for), 'held' (copied
- * to the held stream and acked, one step), 'lost' (this consumer does not own the entry).
- * An entry trimmed away since its read runs: holding nothing would lose it.
+ * hash, KEYS[3] the key's held stream; ARGV group, consumer, id, ordering key, then (only when
+ * asked again after 'trimmed') the entry's fields as read → 'run' (the key is not blocked),
+ * 'blocker' (it is, and this is the entry its block waits for), 'held' (copied to the held stream
+ * and acked, one step), 'lost' (this consumer does not own the entry), 'trimmed' (the key is
+ * blocked and the entry's payload was trimmed since its read: ask again with its fields, which
+ * are held instead). The fields are not sent every time: the payload would cross the wire twice.
  */
 export const RUN_OR_HOLD = `${BLOCK_HELPERS}
 local block = blockOf(KEYS[2], ARGV[4])
 if not block then return 'run' end
 if mayRun(block, KEYS[1], ARGV[3]) then return 'blocker' end
-local row = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)[1]
-if not row or row[2] ~= ARGV[2] then return 'lost' end
+if not owns(KEYS[1], ARGV[1], ARGV[2], ARGV[3]) then return 'lost' end
 local entry = redis.call('XRANGE', KEYS[1], ARGV[3], ARGV[3])[1]
-if not entry then return 'run' end
+local f
+if entry then f = entry[2] elseif #ARGV > 4 then f = {unpack(ARGV, 5)} else return 'trimmed' end
 local args = {'XADD', KEYS[3], '*'}
 local heldFrom = ARGV[3]
-local f = entry[2]
 for i = 1, #f - 1, 2 do
   if f[i] == 'nrs:held_from' then heldFrom = f[i + 1] else
     args[#args + 1] = f[i]
@@ -94,19 +106,23 @@ return 'held'`;
 
 /**
  * An entry of a block-key handler failed and will be retried. KEYS[1] stream, KEYS[2] blocked-keys
- * hash; ARGV id, ordering key → 1 when the key is now blocked by it ('failing'), 0 when another
- * entry blocks the key (this one ran before that block began: it leaves it alone). A block keeps
- * its `since` when its blocker changes (a held copy or a re-drive failing again).
+ * hash; ARGV group, consumer, id, ordering key → 'blocked' when the key is now blocked by it
+ * ('failing'), 'other' when another entry blocks the key (this one ran before that block began:
+ * it leaves it alone), false when this consumer no longer owns the entry. Checked here, in the
+ * script that writes the block: a consumer paused past min-idle, whose entry another consumer
+ * took, ran and acked meanwhile, must not block the key by an entry nothing will run again.
+ * A block keeps its `since` when its blocker changes (a held copy or a re-drive failing again).
  */
 export const MARK_KEY_FAILING = `${BLOCK_HELPERS}
-local block = blockOf(KEYS[2], ARGV[2])
+if not owns(KEYS[1], ARGV[1], ARGV[2], ARGV[3]) then return false end
+local block = blockOf(KEYS[2], ARGV[4])
 local since = nowMs()
 if block then
-  if not mayRun(block, KEYS[1], ARGV[1]) then return 0 end
-  since = block.since or since
+  if not mayRun(block, KEYS[1], ARGV[3]) then return 'other' end
+  since = tonumber(block.since) or since
 end
-saveBlock(KEYS[2], ARGV[2], ARGV[1], 'failing', '', '', since)
-return 1`;
+saveBlock(KEYS[2], ARGV[4], ARGV[3], 'failing', '', '', since)
+return 'blocked'`;
 
 /**
  * The park of a block-key handler's entry: DEAD_LETTER_IF_OWNED (same ARGV after the first) and,
@@ -125,7 +141,7 @@ if id then
   local since = nowMs()
   if block then
     if not mayRun(block, KEYS[1], ARGV[3]) then return id end
-    since = block.since or since
+    since = tonumber(block.since) or since
   end
   saveBlock(KEYS[3], blockKey, ARGV[3], 'parked', id, KEYS[2], since)
 end
@@ -138,30 +154,39 @@ return id`;
  * key's held stream; ARGV group, consumer, id, ordering key, requireOwner ('0' for an entry whose
  * payload was trimmed: Redis dropped it from the PEL) → false when not owned; '' when
  * acked and nothing was released (the key is free now, or another entry blocks it); else the
- * id of the released copy, added to the stream for this group only (`nrs:group`).
+ * id of the released copy, added to the stream for this group only (`nrs:group`). Release first,
+ * ack last: should the XADD fail (out of memory), the entry stays pending and runs again instead
+ * of an ack that stands with nothing released.
  */
 export const ACK_AND_RELEASE = `${BLOCK_HELPERS}
-if ARGV[5] ~= '0' then
-  local row = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)[1]
-  if not row or row[2] ~= ARGV[2] then return false end
-end
+if ARGV[5] ~= '0' and not owns(KEYS[1], ARGV[1], ARGV[2], ARGV[3]) then return false end
 local block = blockOf(KEYS[2], ARGV[4])
-local mine = block and mayRun(block, KEYS[1], ARGV[3])
+local released = ''
+if block and mayRun(block, KEYS[1], ARGV[3]) then
+  released = releaseNext(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[4], block)
+end
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
-if not mine then return '' end
-return releaseNext(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[4], block)`;
+return released`;
 
 /**
  * An operator releases a blocked key. KEYS[1] stream, KEYS[2] blocked-keys hash, KEYS[3] the key's
  * held stream, KEYS[4] dead-letter stream; ARGV group, ordering key, dead-letter id ('' = release
- * whatever blocks the key). With a dead-letter id, that dead letter is deleted in the same script
- * (a discard) and the key released only when it is what blocks it, so a crash cannot discard the
- * blocker and leave its key blocked. → {dead letters deleted (0/1), released}: released is
- * 'not-blocked' (nothing released), '' (none waited: the key is free now) or the released copy's id.
+ * whatever blocks the key), force ('1' or '0'). With a dead-letter id, that dead letter is deleted
+ * in the same script (a discard) and the key released only while the block is `parked` on it, so
+ * a crash cannot discard the blocker and leave its key blocked. Without one, a `failing` or
+ * `releasing` key is released only when forced: an entry of it is still retried or running, and
+ * the release would run the next one beside it. → {dead letters deleted (0/1), released}:
+ * released is 'not-blocked' (nothing released), 'busy:<state>' (refused, not forced), '' (none
+ * waited: the key is free now) or the released copy's id.
  */
 export const RELEASE_BLOCKED_KEY = `${BLOCK_HELPERS}
 local deleted = 0
 if ARGV[3] ~= '' then deleted = redis.call('XDEL', KEYS[4], ARGV[3]) end
 local block = blockOf(KEYS[2], ARGV[2])
-if not block or (ARGV[3] ~= '' and block.deadLetter ~= ARGV[3]) then return {deleted, 'not-blocked'} end
+if not block then return {deleted, 'not-blocked'} end
+if ARGV[3] ~= '' then
+  if block.state ~= 'parked' or block.deadLetter ~= ARGV[3] then return {deleted, 'not-blocked'} end
+elseif ARGV[4] ~= '1' and (block.state == 'failing' or block.state == 'releasing') then
+  return {deleted, 'busy:' .. block.state}
+end
 return {deleted, releaseNext(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], block)}`;
