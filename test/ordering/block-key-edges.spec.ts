@@ -75,6 +75,22 @@ describe("onDeadLetter: 'block-key' edges", () => {
     await waitFor(async () => (await blockOf(redis, stream, 'A')) === null, 'key A free');
   });
 
+  it('parks a blocker trimmed away while it waits for its retry with its key, so discarding that dead letter releases the key', async () => {
+    const stream = unique('bk-trimmed-blocker');
+    const plan = { failures: new Map([['A:1', 9]]) };
+    const { done } = await startGatedConsumer(closers, stream, plan, { maxDeliveries: 5 }, { retryBackoffMs: 1_000 });
+    const first = await add(stream, 'A', '1');
+    await waitFor(async () => (await blockOf(redis, stream, 'A'))?.state === 'failing', 'key A failing');
+    await redis.xdel(stream, first);
+    await add(stream, 'A', '2');
+    const letter = await parkedLetter(stream, 'A');
+    const [[, fields]] = await deadLetters(stream);
+    expect(fields).toMatchObject({ 'dlq:id': first, 'dlq:reason': 'payload-trimmed', 'nrs:blocked_key': 'A' });
+    expect(await ops().discard('tester', stream, letter)).toMatchObject({ released: { key: 'A' } });
+    await waitFor(() => done.includes('A:2'), 'A:2 handled');
+    await waitFor(async () => (await blockOf(redis, stream, 'A')) === null, 'key A free');
+  });
+
   it('after an operator release, a second release is refused while the released entry runs, and discarding the old dead letter releases nothing', async () => {
     const stream = unique('bk-release-discard');
     const second = gate();

@@ -67,8 +67,8 @@ describe('block-key scripts, step by step', () => {
     // Only the released copy passes, and its success releases the third.
     await redis.xreadgroup('GROUP', group, 'c', 'COUNT', 1, 'STREAMS', stream, '>');
     expect(await runOrHold(redis, as(stream), copyOfSecond, 'A')).toBe('blocker');
-    const copyOfThird = await ackAndRelease(redis, as(stream), copyOfSecond, 'A');
-    const [[, fields]] = await redis.xrange(stream, copyOfThird!, copyOfThird!);
+    const copyOfThird = (await ackAndRelease(redis, as(stream), copyOfSecond, 'A')) as string;
+    const [[, fields]] = await redis.xrange(stream, copyOfThird, copyOfThird);
     expect(fields).toEqual(['k', 'A', 'n', '3', 'nrs:held_from', third, 'nrs:group', group]);
   });
 

@@ -129,7 +129,8 @@ export class FailureHandler {
 
   /**
    * Moves an entry to the dead-letter stream and acks it, atomically and only while owned; with
-   * `blockKey`, the dead letter names the key it blocks and the key's block becomes `parked`.
+   * `blockKey`, the dead letter names the key it blocks and the key's block becomes `parked`
+   * (without, in a block-key handler, the park script finds the key of a block this entry holds).
    */
   async park(
     entry: HeldEntry,
@@ -142,6 +143,9 @@ export class FailureHandler {
     const dlq = this.options.deadLetterStream;
     const metadata = deadLetterMetadata({ reason, stream, id: entry.id, group, consumer, deliveries: entry.deliveries, error });
     if (blockKey !== undefined) metadata.push(ENVELOPE.blockedKey, blockKey);
+    // Block-key handlers, key unknown (payload trimmed, undecodable): '' has the park script look
+    // for a block this entry holds, so its dead letter still releases the key.
+    const parkKey = blockKey ?? (this.blocks === null ? undefined : '');
     // Until the write's answer is handled, a lease renewal may find the entry gone from the PEL:
     // by this very write, not by another consumer's claim (see ConsumerSlots.markLost).
     entry.parking = true;
@@ -149,7 +153,7 @@ export class FailureHandler {
       // The script copies the payload from the stream itself, byte for byte; the fields held here
       // (decoded as UTF-8) are only the fallback for an entry trimmed away meanwhile.
       const fallback = escapedOriginalFields(entry.fields);
-      const deadLetterId = await this.writes.park(entry.id, requireOwner, metadata, fallback, blockKey);
+      const deadLetterId = await this.writes.park(entry.id, requireOwner, metadata, fallback, parkKey);
       if (deadLetterId === null || deadLetterId === FENCED) {
         entry.parking = false;
         return deadLetterId === null ? 'lost' : 'left-pending';

@@ -127,16 +127,31 @@ return 'blocked'`;
 /**
  * The park of a block-key handler's entry: DEAD_LETTER_IF_OWNED (same ARGV after the first) and,
  * in the same script, the key's block becomes 'parked' with the dead letter's id. KEYS[1] stream,
- * KEYS[2] dead-letter stream, KEYS[3] blocked-keys hash; ARGV[1] the ordering key. One script: a
- * crash between the two would leave a block whose re-drive it could not recognise.
+ * KEYS[2] dead-letter stream, KEYS[3] blocked-keys hash; ARGV[1] the ordering key, '' when unknown
+ * (payload trimmed, or undecodable): then the blocks are searched for one this entry is the
+ * blocker or released copy of, and the dead letter gets that key's `nrs:blocked_key`, so that its
+ * discard or re-drive releases the key. Such parks are rare; the search reads the whole hash.
+ * One script: a crash between park and block would leave a block its re-drive cannot recognise.
  */
 export const PARK_AND_BLOCK = `${BLOCK_HELPERS}
 local blockKey = table.remove(ARGV, 1)
+if blockKey == '' then
+  local all = redis.call('HGETALL', KEYS[3])
+  for i = 1, #all - 1, 2 do
+    local ok, b = pcall(cjson.decode, all[i + 1])
+    if ok and type(b) == 'table' and (b.entry == ARGV[3] or b.current == ARGV[3]) then blockKey = all[i] end
+  end
+  if blockKey == '' then blockKey = nil else
+    table.insert(ARGV, 6, blockKey)
+    table.insert(ARGV, 6, 'nrs:blocked_key')
+    ARGV[5] = tostring(tonumber(ARGV[5]) + 2)
+  end
+end
 local function park()
 ${DEAD_LETTER_IF_OWNED}
 end
 local id = park()
-if id then
+if id and blockKey then
   local block = blockOf(KEYS[3], blockKey)
   local since = nowMs()
   if block then
