@@ -1,11 +1,13 @@
 import {
   auditRefusalStream,
+  blockedKeysKey,
   claimEpochKey,
   deadLetterSourceStream,
   deadLetterStreamsOf,
   defaultDeadLetterStream,
   groupHistoryKey,
   handlerErrorsKey,
+  heldEntriesKey,
   isDeadLetterStream,
   keyBeside,
   partitionDeadLetterPattern,
@@ -30,6 +32,13 @@ describe('key names', () => {
     expect(claimEpochKey('orders', 'g')).toBe('{orders}:nrs-claims:g');
     expect(claimEpochKey('orders:{orders:3}', 'g')).toBe('orders:{orders:3}:nrs-claims:g');
     expect(handlerErrorsKey('orders', 'g')).toBe('{orders}:nrs-errors:g');
+  });
+
+  it('names the blocked keys and held streams of a group beside the stream, the group length-prefixed', () => {
+    expect(blockedKeysKey('orders', 'g')).toBe('{orders}:nrs-blocked:g');
+    expect(heldEntriesKey('orders', 'g', 'k')).toBe('{orders}:nrs-held:1:g:k');
+    expect(heldEntriesKey('orders', 'a', 'b:c')).not.toBe(heldEntriesKey('orders', 'a:b', 'c'));
+    expect(slotOf(heldEntriesKey('orders', 'a:b', 'c'))).toBe(slotOf('orders'));
   });
 
   it('reads a partition stream key back, and nothing else', () => {
