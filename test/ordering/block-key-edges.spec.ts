@@ -49,7 +49,9 @@ describe("onDeadLetter: 'block-key' edges", () => {
     await add(stream, 'A', '2');
     await waitFor(() => done.length === 2, 'A:1 retried to success and A:2 released');
     expect(done).toEqual(['A:1', 'A:2']);
-    expect(ackErrors[0]).toMatch(/^ctx\.ack\(\) called for entry \d+-\d+ of stream "[^"]+" in a handler with onDeadLetter: 'block-key': refused\./);
+    expect(ackErrors[0]).toMatch(
+      /^ctx\.ack\(\) called for entry \d+-\d+ of stream "[^"]+" in a handler with onDeadLetter: 'block-key': refused\./,
+    );
     await waitFor(async () => (await blockOf(redis, stream, 'A')) === null, 'key A free');
     await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'nothing pending');
   });

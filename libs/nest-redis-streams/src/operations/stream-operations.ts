@@ -327,8 +327,14 @@ export class StreamOperations {
     options: { group: string; force?: boolean },
   ): Promise<BlockedKeyRelease> {
     const force = options.force === true;
-    return this.audited(actor, 'blocked-key.release', stream, options.group, key, force ? { force } : {}, ({ deadLetterStream }) =>
-      releaseKey(this.redis, { stream, group: options.group, deadLetterStream }, key, force),
+    return this.audited(
+      actor,
+      'blocked-key.release',
+      stream,
+      options.group,
+      key,
+      force ? { force } : {},
+      ({ deadLetterStream }) => releaseKey(this.redis, { stream, group: options.group, deadLetterStream }, key, force),
     );
   }
 
