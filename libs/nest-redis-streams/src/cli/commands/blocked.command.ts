@@ -69,5 +69,8 @@ function printBlocked(ctx: CliContext, blocked: BlockedKey[], partitioned: boole
   ctx.print(formatTable(partitioned ? ['stream', ...headers] : headers, rows, new Set([5 + offset, 7 + offset])));
   const waiting = blocked.reduce((sum, b) => sum + b.waiting, 0);
   const oldest = Math.min(...blocked.map((b) => (b.since > 0 ? b.since : now)));
-  ctx.print(`blocked ${blocked.length} keys; ${waiting} entries held; oldest blocked for ${formatDuration(now - oldest)}`);
+  const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  ctx.print(
+    `blocked ${count(blocked.length, 'key', 'keys')}; ${count(waiting, 'entry', 'entries')} held; oldest blocked for ${formatDuration(now - oldest)}`,
+  );
 }

@@ -70,7 +70,8 @@ function blockedTable(items: BlockedKey[], withStream: boolean): HTMLElement {
 
 function summary(items: BlockedKey[]): string {
   const waiting = items.reduce((sum, b) => sum + b.waiting, 0);
-  return `${items.length} keys blocked · ${waiting} entries held`;
+  const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  return `${count(items.length, 'key', 'keys')} blocked · ${count(waiting, 'entry', 'entries')} held`;
 }
 
 /**
