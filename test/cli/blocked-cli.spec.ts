@@ -3,6 +3,7 @@ import { partitionStream } from 'nest-redis-streams';
 import { seedBlockedKey } from '../support/blocked-keys.js';
 import { testContext, unique } from '../support/helpers.js';
 import { runCli } from './run-cli.js';
+import { masterPortOf } from '../support/cluster-masters.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startCluster } = require('../../scripts/lib/redis-cluster.cjs');
@@ -125,11 +126,7 @@ describe('nest-redis-streams blocked on a Redis Cluster (3 masters)', () => {
     await cluster?.stop();
   });
 
-  async function masterOf(key: string): Promise<number> {
-    const slot = Number(await redis.cluster('KEYSLOT', key));
-    const slots = (await redis.cluster('SLOTS')) as unknown as Array<[number, number, [string, number]]>;
-    return slots.find(([from, to]) => slot >= from && slot <= to)![2][1];
-  }
+  const masterOf = (key: string) => masterPortOf(redis, key);
 
   it('reads the blocked keys of every partition of a partitioned stream, each on its own master', async () => {
     const stream = unique('cl-blocked');

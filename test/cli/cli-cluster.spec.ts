@@ -4,6 +4,7 @@ import { Cluster } from 'ioredis';
 import { type RedisStreamsServer, partitionStream } from 'nest-redis-streams';
 import { deadLetterFields, startMicroservice, unique, waitFor } from '../support/helpers.js';
 import { runCli } from './run-cli.js';
+import { masterPortOf } from '../support/cluster-masters.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startCluster } = require('../../scripts/lib/redis-cluster.cjs');
@@ -38,11 +39,7 @@ describe('nest-redis-streams CLI on a Redis Cluster', () => {
     await cluster?.stop();
   });
 
-  async function masterOf(key: string): Promise<number> {
-    const slot = Number(await redis.cluster('KEYSLOT', key));
-    const slots = (await redis.cluster('SLOTS')) as unknown as Array<[number, number, [string, number]]>;
-    return slots.find(([from, to]) => slot >= from && slot <= to)![2][1];
-  }
+  const masterOf = (key: string) => masterPortOf(redis, key);
 
   /** Three streams, one on each master: group g with `i + 1` pending and 2 undelivered, one dead letter. */
   async function streamsOnEveryMaster(): Promise<string[]> {

@@ -4,6 +4,7 @@ import { Cluster } from 'ioredis';
 import { StreamOperations, partitionOf, partitionStream } from 'nest-redis-streams';
 import { blockedKeysKey, heldEntriesKey } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { startMicroservice, unique, waitFor } from '../support/helpers.js';
+import { masterPortOf } from '../support/cluster-masters.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startCluster } = require('../../scripts/lib/redis-cluster.cjs');
@@ -30,12 +31,7 @@ describe("onDeadLetter: 'block-key' on a Redis Cluster", () => {
     await cluster?.stop();
   });
 
-  /** Port of the master serving a key's slot. */
-  async function masterOf(key: string): Promise<number> {
-    const slot = Number(await redis.cluster('KEYSLOT', key));
-    const slots = (await redis.cluster('SLOTS')) as unknown as Array<[number, number, [string, number]]>;
-    return slots.find(([from, to]) => slot >= from && slot <= to)![2][1];
-  }
+  const masterOf = (key: string) => masterPortOf(redis, key);
 
   it('blocks, holds and releases keys of a partitioned stream on all three masters, in order', async () => {
     let stream = '';

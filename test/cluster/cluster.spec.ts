@@ -17,6 +17,7 @@ import {
 import { claimEpochKey } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
 import { startMicroservice, unique, waitFor } from '../support/helpers.js';
+import { masterPortOf } from '../support/cluster-masters.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startCluster } = require('../../scripts/lib/redis-cluster.cjs');
@@ -49,12 +50,7 @@ describe('Redis Cluster', () => {
     await cluster?.stop();
   });
 
-  /** Port of the master serving a key's slot. */
-  async function masterOf(key: string): Promise<number> {
-    const slot = Number(await redis.cluster('KEYSLOT', key));
-    const slots = (await redis.cluster('SLOTS')) as unknown as Array<[number, number, [string, number]]>;
-    return slots.find(([from, to]) => slot >= from && slot <= to)![2][1];
-  }
+  const masterOf = (key: string) => masterPortOf(redis, key);
 
   it('consumes and acks every partition, spread over all three masters, with per-key order kept', async () => {
     // Partition keys are tagged with the stream name, so where partitions land depends on the name:

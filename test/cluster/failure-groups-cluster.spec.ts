@@ -4,6 +4,7 @@ import { Cluster, type Redis } from 'ioredis';
 import { NonRetryableError, StreamOperations, failureCause, partitionStream } from 'nest-redis-streams';
 import { runCli } from '../cli/run-cli.js';
 import { startMicroservice, unique, waitFor } from '../support/helpers.js';
+import { masterPortOf } from '../support/cluster-masters.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startCluster } = require('../../scripts/lib/redis-cluster.cjs');
@@ -49,11 +50,7 @@ describe('dead letters by cause and safe re-drive on a Redis Cluster', () => {
     await cluster?.stop();
   });
 
-  async function masterOf(key: string): Promise<number> {
-    const slot = Number(await redis.cluster('KEYSLOT', key));
-    const slots = (await redis.cluster('SLOTS')) as unknown as Array<[number, number, [string, number]]>;
-    return slots.find(([from, to]) => slot >= from && slot <= to)![2][1];
-  }
+  const masterOf = (key: string) => masterPortOf(redis, key);
 
   /** A stream name whose three partitions sit on three different masters. */
   async function spreadStream(prefix: string): Promise<{ stream: string; partitions: string[] }> {

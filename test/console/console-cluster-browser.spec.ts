@@ -5,6 +5,7 @@ import { scheduleEntry } from '../../libs/nest-redis-streams/src/schedule/index.
 import { seedBlockedKey } from '../support/blocked-keys.js';
 import { unique } from '../support/helpers.js';
 import { type ConsoleApp, launchConsoleBrowser, q, startConsoleApp } from './console-app.js';
+import { masterPortOf } from '../support/cluster-masters.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startCluster } = require('../../scripts/lib/redis-cluster.cjs');
@@ -36,11 +37,7 @@ describe('console on a 3-master Redis Cluster, in headless Chromium', () => {
     await cluster?.stop();
   });
 
-  async function masterOf(key: string): Promise<number> {
-    const slot = Number(await redis.cluster('KEYSLOT', key));
-    const slots = (await redis.cluster('SLOTS')) as unknown as Array<[number, number, [string, number]]>;
-    return slots.find(([from, to]) => slot >= from && slot <= to)![2][1];
-  }
+  const masterOf = (key: string) => masterPortOf(redis, key);
 
   /** Three stream names, one on each master, each with group `g`. */
   async function streamsOnEveryMaster(): Promise<[string, string, string]> {
