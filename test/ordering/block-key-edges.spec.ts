@@ -93,16 +93,25 @@ describe("onDeadLetter: 'block-key' edges", () => {
     await waitFor(async () => (await blockOf(redis, stream, 'A')) === null, 'key A free');
   });
 
-  it('after an operator release, a second release is refused while the released entry runs, and discarding the old dead letter releases nothing', async () => {
-    const stream = unique('bk-release-discard');
+  /**
+   * A:1 fails `failures` times and is parked (maxDeliveries 1), A:2 and A:3 are held, the key is
+   * released by hand and A:2 runs, held at its gate (`second`) until the test opens it.
+   */
+  async function releasedByHandWhileRunning(stream: string, failures: number) {
     const second = gate();
-    const plan = { failures: new Map([['A:1', 9]]), gates: new Map([['A:2', second]]) };
+    const plan = { failures: new Map([['A:1', failures]]), gates: new Map([['A:2', second]]) };
     const { started, done } = await startGatedConsumer(closers, stream, plan, { maxDeliveries: 1 });
     for (const n of ['1', '2', '3']) await add(stream, 'A', n);
     const letter = await parkedLetter(stream, 'A');
     await waitFor(async () => (await waiting(redis, stream, 'A')) === 2, 'A:2 and A:3 held');
     await ops().releaseBlockedKey('tester', stream, 'A', { group: 'nest' });
     await waitFor(() => started.includes('A:2'), 'A:2 released and running');
+    return { second, done, letter };
+  }
+
+  it('after an operator release, a second release is refused while the released entry runs, and discarding the old dead letter releases nothing', async () => {
+    const stream = unique('bk-release-discard');
+    const { second, done, letter } = await releasedByHandWhileRunning(stream, 9);
     await expect(ops().releaseBlockedKey('tester', stream, 'A', { group: 'nest' })).rejects.toThrow(
       /Ordering key "A" of group "nest" on stream "[^"]+" is releasing: a released entry of it is running.*force: true/,
     );
@@ -116,14 +125,7 @@ describe("onDeadLetter: 'block-key' edges", () => {
 
   it('after an operator release, re-driving the old dead letter adds a new entry of the key, held behind the running one', async () => {
     const stream = unique('bk-release-redrive');
-    const second = gate();
-    const plan = { failures: new Map([['A:1', 1]]), gates: new Map([['A:2', second]]) };
-    const { started, done } = await startGatedConsumer(closers, stream, plan, { maxDeliveries: 1 });
-    for (const n of ['1', '2', '3']) await add(stream, 'A', n);
-    const letter = await parkedLetter(stream, 'A');
-    await waitFor(async () => (await waiting(redis, stream, 'A')) === 2, 'A:2 and A:3 held');
-    await ops().releaseBlockedKey('tester', stream, 'A', { group: 'nest' });
-    await waitFor(() => started.includes('A:2'), 'A:2 released and running');
+    const { second, done, letter } = await releasedByHandWhileRunning(stream, 1);
     await ops().redrive('tester', stream, letter);
     // Read, it waits in this process behind the running A:2; at its turn it is held behind A:3.
     await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 2, 'the re-driven A:1 read');
