@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { claimEpochKey } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { readWithClaim } from '../../libs/nest-redis-streams/src/recovery/claim-read.js';
 import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
@@ -28,7 +27,7 @@ describe('XREADGROUP CLAIM reads (readWithClaim)', () => {
   }
   /** Where CLAIM is absent the read is refused (the consumer then keeps the XAUTOCLAIM path alone). */
   const refusedHere = (stream: string) =>
-    expect(readWithClaim(redis, { stream, group: 'g', consumer: 'c' }, 1, null, 0, () => false)).rejects.toThrow(/syntax error/i);
+    expect(readWithClaim(redis, { stream, group: 'g', consumer: 'c' }, 1, 0, () => false)).rejects.toThrow(/syntax error/i);
   const deliveriesOf = async (stream: string) =>
     Object.fromEntries(
       ((await redis.xpending(stream, 'g', '-', '+', 100)) as Array<[string, string, number, number]>).map(([id, , , n]) => [
@@ -39,7 +38,7 @@ describe('XREADGROUP CLAIM reads (readWithClaim)', () => {
 
   it('takes over idle entries and reads new ones in one command, counting deliveries as Redis does', async () => {
     const stream = await deadConsumerStream(2, 1, 50);
-    const read = () => readWithClaim(redis, { stream, group: 'g', consumer: 'c2' }, 10, null, 50, () => false);
+    const read = () => readWithClaim(redis, { stream, group: 'g', consumer: 'c2' }, 10, 50, () => false);
     if (!has().claim) return expect(read()).rejects.toThrow(/syntax error/i);
     const result = await read();
     expect(result.fresh).toHaveLength(1);
@@ -50,7 +49,7 @@ describe('XREADGROUP CLAIM reads (readWithClaim)', () => {
     expect(counts[result.fresh[0][0]]).toBe(1);
   });
 
-  it("marks the group's claim epoch first, so an old owner's ack of what the read took over is checked", async () => {
+  it("raises the claim epoch in the same script when it took anything over, so the old owner's ack is checked", async () => {
     const stream = await deadConsumerStream(1, 0, 50);
     const scripted = withStreamScripts(redisClient());
     closers.push(() => scripted.quit());
@@ -59,18 +58,60 @@ describe('XREADGROUP CLAIM reads (readWithClaim)', () => {
     // The old owner knows the epoch from an earlier ack (of an id not pending: nothing acked).
     const [epoch] = await scripted.nrsAckUnderEpoch(stream, key, 'g', 'dead', '0-1', '0-1', '', '0-1');
     if (!has().claim) return refusedHere(stream);
-    const result = await readWithClaim(redis, { stream, group: 'g', consumer: 'c2' }, 10, null, 50, () => false);
+    const result = await readWithClaim(redis, { stream, group: 'g', consumer: 'c2' }, 10, 50, () => false);
     expect(result.claimed.map((c) => c.id)).toEqual([id]);
-    expect(await redis.hget(key, 'claim-reads')).toBe('1');
-    // The read could not raise the epoch; the mark keeps the old owner off the plain XACK.
+    // Raised, and what the read returned is stamped with the raised epoch.
+    expect(result.epoch).not.toBe(epoch);
+    expect(result.epoch).toBe(await redis.hget(key, 'n'));
+    expect(await redis.hget(key, 'claim-reads')).toBeNull();
     const [now, acked, ...notAcked] = await scripted.nrsAckUnderEpoch(stream, key, 'g', 'dead', id, id, epoch, id);
-    expect([now, Number(acked), notAcked]).toEqual(['', 0, [id]]);
+    expect([now, Number(acked), notAcked]).toEqual([result.epoch, 0, [id]]);
+  });
+
+  it('leaves the epoch alone when it took nothing over, so acks of what it read stay plain XACKs', async () => {
+    const stream = await deadConsumerStream(0, 2, 0);
+    if (!has().claim) return refusedHere(stream);
+    const key = claimEpochKey(stream, 'g');
+    const first = await readWithClaim(redis, { stream, group: 'g', consumer: 'c1' }, 1, 60_000, () => false);
+    const second = await readWithClaim(redis, { stream, group: 'g', consumer: 'c1' }, 1, 60_000, () => false);
+    expect([first.fresh.length, second.fresh.length]).toEqual([1, 1]);
+    expect(second.epoch).toBe(first.epoch);
+    expect(first.epoch).toBe(await redis.hget(key, 'n'));
+    // The plain path acks without reading the PEL: an id moved by a raw XCLAIM (which raised
+    // nothing) is acked all the same; the checked path would have refused it.
+    const [id] = first.fresh[0];
+    await redis.xclaim(stream, 'g', 'elsewhere', 0, id, 'JUSTID');
+    const scripted = withStreamScripts(redisClient());
+    closers.push(() => scripted.quit());
+    const [, acked] = await scripted.nrsAckUnderEpoch(stream, key, 'g', 'c1', id, id, first.epoch, id);
+    expect(Number(acked)).toBe(1);
+  });
+
+  it("answers epoch '' while the group carries version 0.2's claim-reads mark, keeping its acks checked", async () => {
+    const stream = await deadConsumerStream(0, 1, 0);
+    if (!has().claim) return refusedHere(stream);
+    await redis.hset(claimEpochKey(stream, 'g'), 'claim-reads', '1');
+    const result = await readWithClaim(redis, { stream, group: 'g', consumer: 'c1' }, 10, 60_000, () => false);
+    expect(result.fresh).toHaveLength(1);
+    expect(result.epoch).toBe('');
+  });
+
+  it('with nothing to take, tells how long until the oldest pending entry of another consumer becomes claimable', async () => {
+    const stream = await deadConsumerStream(1, 0, 0);
+    if (!has().claim) return refusedHere(stream);
+    const before = await readWithClaim(redis, { stream, group: 'g', consumer: 'c2' }, 10, 60_000, () => false);
+    expect(before.fresh.length + before.claimed.length).toBe(0);
+    expect(before.claimableInMs).toBeGreaterThan(0);
+    expect(before.claimableInMs).toBeLessThanOrEqual(60_000);
+    // Its own oldest entry is nobody's to claim: unknown.
+    const own = await readWithClaim(redis, { stream, group: 'g', consumer: 'dead' }, 10, 60_000, () => false);
+    expect(own.claimableInMs).toBe(-1);
   });
 
   it("never hands this process's own in-flight entries back as new work", async () => {
     const stream = await deadConsumerStream(0, 2, 0);
     if (!has().claim) return refusedHere(stream);
-    const first = await readWithClaim(redis, { stream, group: 'g', consumer: 'c1' }, 10, null, 50, () => false);
+    const first = await readWithClaim(redis, { stream, group: 'g', consumer: 'c1' }, 10, 50, () => false);
     const held = new Set(first.fresh.map(([id]) => id));
     expect(held.size).toBe(2);
     // Still running here, idle past min-idle (its lease was not renewed in time): Redis delivers it again to c1.
@@ -78,8 +119,8 @@ describe('XREADGROUP CLAIM reads (readWithClaim)', () => {
       const rows = (await redis.xpending(stream, 'g', '-', '+', 10)) as Array<[string, string, number, number]>;
       return rows.every(([, , idle]) => idle >= 50);
     }, 'the entries idle');
-    const again = await readWithClaim(redis, { stream, group: 'g', consumer: 'c1' }, 10, null, 50, (id) => held.has(id));
-    expect(again).toEqual({ fresh: [], claimed: [], alreadyHeld: [...held] });
+    const again = await readWithClaim(redis, { stream, group: 'g', consumer: 'c1' }, 10, 50, (id) => held.has(id));
+    expect(again).toMatchObject({ fresh: [], claimed: [], alreadyHeld: [...held] });
   });
 
   it('skips a pending entry whose payload was trimmed, leaving it in the PEL: the XAUTOCLAIM sweep must stay', async () => {
@@ -87,7 +128,7 @@ describe('XREADGROUP CLAIM reads (readWithClaim)', () => {
     if (!has().claim) return refusedHere(stream);
     const [[trimmed], [kept]] = await redis.xrange(stream, '-', '+');
     await redis.xtrim(stream, 'MINID', kept);
-    const result = await readWithClaim(redis, { stream, group: 'g', consumer: 'c2' }, 10, null, 50, () => false);
+    const result = await readWithClaim(redis, { stream, group: 'g', consumer: 'c2' }, 10, 50, () => false);
     expect(result.claimed.map((e) => e.id)).toEqual([kept]);
     expect(Object.keys(await deliveriesOf(stream))).toContain(trimmed);
     const [, , deleted] = (await redis.xautoclaim(stream, 'g', 'c2', 0, '0-0', 'COUNT', 10, 'JUSTID')) as [
@@ -96,16 +137,5 @@ describe('XREADGROUP CLAIM reads (readWithClaim)', () => {
       string[],
     ];
     expect(deleted).toEqual([trimmed]);
-  });
-
-  it('wakes a blocked read once the oldest pending entry becomes claimable (before BLOCK runs out)', async () => {
-    const stream = await deadConsumerStream(1, 0, 0);
-    if (!has().claim) return refusedHere(stream);
-    const reader: Redis = redisClient();
-    closers.push(() => reader.quit());
-    // BLOCK 60 s, jest timeout 30 s: only a wake-up at claimable time can pass.
-    const result = await readWithClaim(reader, { stream, group: 'g', consumer: 'c2' }, 10, 60_000, 500, () => false);
-    expect(result.claimed).toHaveLength(1);
-    expect(result.claimed[0].idleMs).toBeGreaterThanOrEqual(500);
   });
 });

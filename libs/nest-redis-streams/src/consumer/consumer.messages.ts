@@ -20,6 +20,10 @@ export const CONSUMER_MESSAGES = {
   groupDisappeared: (stream: string, group: string, cause: string, startId: string) =>
     `Stream "${stream}" or its group "${group}" disappeared (${cause}); ` +
     `re-creating the group at "${startId}" with MKSTREAM and reading on.`,
+  oldClaimReadsMark: (stream: string, group: string, key: string) =>
+    `Group "${group}" of stream "${stream}" carries the "claim-reads" mark of version 0.2's CLAIM reads, ` +
+    `so every ack of it checks the owner (slower, still correct). Once no 0.2 consumer reads this group, ` +
+    `remove it: MULTI, HDEL ${key} claim-reads, HINCRBY ${key} n 1, EXEC.`,
   readFailed: (stream: string, group: string, cause: string, delayMs: number) =>
     `Reading stream "${stream}" group "${group}" failed (${cause}); retrying in ${delayMs} ms.`,
   settleFailed: (id: string, stream: string, detail: unknown) =>

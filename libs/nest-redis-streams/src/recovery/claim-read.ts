@@ -1,5 +1,7 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { claimEpochKey } from '../keys/index.js';
+import { LeanScript } from '../redis/lean-script.js';
+import { CLAIM_READ_COUNTED } from '../redis/lua/claim-read.js';
 import type { StreamEntryReply } from '../redis/replies.js';
 import { RECOVERY_MESSAGES } from './recovery.messages.js';
 
@@ -9,9 +11,6 @@ import { RECOVERY_MESSAGES } from './recovery.messages.js';
  * BEFORE this read (0 and 0 for an entry never delivered).
  */
 export type ClaimReadEntry = [id: string, fields: string[] | null, idleMs: number, deliveredBefore: number];
-
-/** XREADGROUP … CLAIM: one [stream, entries] pair per stream read, or null on timeout. */
-export type ClaimReadReply = Array<[stream: string, entries: ClaimReadEntry[]]> | null;
 
 /** An entry the read took over from a consumer that left it idle past min-idle. */
 export interface ClaimedByRead {
@@ -35,24 +34,16 @@ export interface ClaimReadResult {
    * need nothing else; it also means lease renewal lagged behind min-idle.
    */
   alreadyHeld: string[];
-}
-
-/**
- * Arguments of one read that takes over idle entries and reads new ones in a single command:
- * Redis serves the idle pending entries (oldest first) before new ones, within COUNT, and a
- * blocked read wakes as soon as the oldest pending entry becomes claimable, so reclaiming is
- * event-driven instead of waiting for the next XAUTOCLAIM round.
- */
-export function claimReadArgs(
-  group: string,
-  consumer: string,
-  count: number,
-  blockMs: number | null,
-  minIdleMs: number,
-  stream: string,
-): Array<string | number> {
-  const block = blockMs === null ? [] : ['BLOCK', blockMs];
-  return ['GROUP', group, consumer, 'COUNT', count, ...block, 'CLAIM', minIdleMs, 'STREAMS', stream, '>'];
+  /**
+   * The claim epoch to stamp the new entries with: '' while the group's epoch carries the
+   * `claim-reads` mark of a 0.2 consumer's unscripted CLAIM reads (its acks stay checked).
+   */
+  epoch: string;
+  /**
+   * With nothing read: how long until the oldest pending entry, another consumer's, becomes
+   * claimable (ms); -1 when unknown (see redis/lua/claim-read.ts).
+   */
+  claimableInMs: number;
 }
 
 /**
@@ -61,14 +52,17 @@ export function claimReadArgs(
  * (a budget compared with the reported figure would allow one delivery too many). An entry with
  * idle 0 and no earlier delivery is new.
  */
-export function splitClaimRead(reply: ClaimReadReply, isHeld: (id: string) => boolean): ClaimReadResult {
-  const result: ClaimReadResult = { fresh: [], claimed: [], alreadyHeld: [] };
-  const entries = reply?.[0]?.[1];
+export function splitClaimRead(
+  entries: ClaimReadEntry[] | StreamEntryReply[] | undefined,
+  isHeld: (id: string) => boolean,
+  epoch = '',
+): ClaimReadResult {
+  const result: ClaimReadResult = { fresh: [], claimed: [], alreadyHeld: [], epoch, claimableInMs: -1 };
   if (!entries) return result;
   for (let i = 0; i < entries.length; i++) {
-    const [id, fields, idleMs, deliveredBefore] = entries[i];
+    const [id, fields, idleMs, deliveredBefore] = entries[i] as ClaimReadEntry;
     const before = Number(deliveredBefore ?? 0);
-    if (before === 0) result.fresh.push([id, fields]);
+    if (before === 0) result.fresh.push([id, fields as string[]]);
     else if (isHeld(id)) result.alreadyHeld.push(id);
     else result.claimed.push({ id, fields, deliveries: before + 1, idleMs: Number(idleMs ?? 0) });
   }
@@ -77,31 +71,47 @@ export function splitClaimRead(reply: ClaimReadReply, isHeld: (id: string) => bo
   return result;
 }
 
+/** The stream, group and consumer a CLAIM read reads for. */
+export interface ClaimReadTarget {
+  stream: string;
+  group: string;
+  consumer: string;
+}
+
+const CLAIM_READ = new LeanScript<[epoch: string, entries: ClaimReadEntry[], wait: number]>(CLAIM_READ_COUNTED, 2);
+
 /**
- * One `XREADGROUP … CLAIM` read of `stream`. What it does not cover, and so what the XAUTOCLAIM
- * sweep (the reclaimer, at its own interval) must keep doing: pending entries whose payload was
- * trimmed are skipped by the read and stay in the PEL for ever (XAUTOCLAIM reports them, and they
- * are dead-lettered as trimmed); and entries pending with consumers of other groups' streams are
- * not its business. Only for a server whose every node has the capability (`ServerCapabilities.all.claim`).
+ * One non-blocking read that takes over idle entries and reads new ones (Redis 8.4+): Redis serves
+ * the idle pending entries (oldest first) before new ones, within COUNT. It runs in a script that
+ * raises the group's claim epoch when it took anything over (redis/lua/claim-read.ts), so the
+ * group's acks keep the plain-XACK path; a blocking read cannot run in a script, so the read loop
+ * sends this one now and then and plain reads in between (see ReadLoop).
  *
- * Before every such read the group's claim epoch hash is marked `claim-reads`: a blocking read
- * cannot run in a script, so its claims cannot raise the epoch, and an old owner's ack must not
- * take the plain-XACK path (redis/lua/claim-epoch.ts). The mark is awaited (a refused one fails
- * the read) and set again each time, so a hash lost meanwhile (restart, eviction) comes back
- * before the next claim.
+ * What it does not cover, and so what the XAUTOCLAIM sweep (the reclaimer, at its own interval)
+ * must keep doing: pending entries whose payload was trimmed are skipped by the read and stay in
+ * the PEL for ever (XAUTOCLAIM reports them, and they are dead-lettered as trimmed); and entries
+ * pending with consumers of other groups' streams are not its business. Only for a server whose
+ * every node has the capability (`ServerCapabilities.all.claim`).
  */
 export async function readWithClaim(
-  reader: Redis,
-  target: { stream: string; group: string; consumer: string },
+  reader: Redis | Cluster,
+  target: ClaimReadTarget,
   count: number,
-  blockMs: number | null,
   minIdleMs: number,
   isHeld: (id: string) => boolean,
 ): Promise<ClaimReadResult> {
-  const args = claimReadArgs(target.group, target.consumer, count, blockMs, minIdleMs, target.stream);
-  await reader.hset(claimEpochKey(target.stream, target.group), 'claim-reads', '1');
-  const reply = (await reader.call('XREADGROUP', ...args)) as ClaimReadReply;
-  return splitClaimRead(reply, isHeld);
+  const { stream, group, consumer } = target;
+  const [epoch, entries, wait] = await CLAIM_READ.run(reader, [
+    stream,
+    claimEpochKey(stream, group),
+    group,
+    consumer,
+    count,
+    minIdleMs,
+  ]);
+  const result = splitClaimRead(entries, isHeld, epoch);
+  result.claimableInMs = Number(wait);
+  return result;
 }
 
 /** Where a consumer's CLAIM reads report what they took over. */

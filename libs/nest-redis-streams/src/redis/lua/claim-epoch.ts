@@ -10,8 +10,9 @@ import { CHECKED_ACK } from './ack-if-owned.js';
 // A missing `n` (new group, or the hash lost: restart without persistence, eviction, DEL) is set
 // to Redis' clock in microseconds, never to a small number: a counter restarting at 1 could meet
 // a value read before the loss again and wrongly allow the fast path. Field `claim-reads` marks a
-// group some consumer reads with XREADGROUP … CLAIM (8.4+): that blocking read claims without a
-// script around it, so nothing can raise the epoch with it, and the fast path is off for the group.
+// group a 0.2 consumer read with a blocking XREADGROUP … CLAIM (8.4+), which claims without a
+// script around it: nothing raised the epoch for those claims, so the fast path is off for the
+// group while the mark is there. This version's CLAIM reads run in a script (claim-read.ts).
 
 /** Lua: `bumpClaimEpoch(key)` raises the epoch in `key` (setting it from the clock when missing). */
 export const BUMP_CLAIM_EPOCH = `
@@ -22,6 +23,25 @@ local function bumpClaimEpoch(key)
     local t = redis.call('TIME')
     redis.call('HSET', key, 'n', t[1] .. string.format('%06d', tonumber(t[2])))
   end
+end
+`;
+
+/**
+ * Lua: `currentClaimEpoch(key)` → the epoch in `key` ('' while the hash carries the `claim-reads`
+ * mark of 0.2's unscripted CLAIM reads) and whether it was missing, then set from the clock.
+ */
+export const CURRENT_CLAIM_EPOCH = `
+local function currentClaimEpoch(key)
+  local row = redis.call('HMGET', key, 'n', 'claim-reads')
+  local epoch, recreated = row[1], false
+  if not epoch then
+    local t = redis.call('TIME')
+    epoch = t[1] .. string.format('%06d', tonumber(t[2]))
+    redis.call('HSET', key, 'n', epoch)
+    recreated = true
+  end
+  if row[2] then epoch = '' end
+  return epoch, recreated
 end
 `;
 
@@ -38,16 +58,10 @@ end
  * acked: nobody owns it, so acking it changes nothing; the count is XACK's own.
  */
 export const ACK_UNDER_EPOCH = `
+${CURRENT_CLAIM_EPOCH}
 local readUnder = table.remove(ARGV, 5)
-local row = redis.call('HMGET', KEYS[2], 'n', 'claim-reads')
-local epoch = row[1]
-if not epoch then
-  local t = redis.call('TIME')
-  epoch = t[1] .. string.format('%06d', tonumber(t[2]))
-  redis.call('HSET', KEYS[2], 'n', epoch)
-  readUnder = ''
-end
-if row[2] then epoch = '' end
+local epoch, recreated = currentClaimEpoch(KEYS[2])
+if recreated then readUnder = '' end
 if readUnder ~= '' and readUnder == epoch then
   local acked = 0
   for i = 5, #ARGV, 1000 do
