@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     blockMs: optional('BLOCK_MS'),
     // The pipeline rows (2d, 4, 6) force Nest's per-message pipeline; every other row runs as shipped.
     directHandlers: env.DIRECT_HANDLERS === 'false' ? false : undefined,
-    // bench/tools/redis-work-per-entry: the cheap-ack side of "CLAIM reads or cheap acks".
+    // bench/tools/redis-work-per-entry: the cheap-ack side of "CLAIM reads and cheap acks".
     claimReads: env.CLAIM_READS === 'false' ? false : undefined,
   });
   server.events.on('acked', ({ count }) => probe.acknowledged(count));

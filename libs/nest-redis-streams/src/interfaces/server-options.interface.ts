@@ -48,11 +48,11 @@ export interface RedisStreamsServerOptions extends StreamHandlerOptions {
   checkEveryAck?: boolean;
   /**
    * Where every node has `XREADGROUP … CLAIM` (Redis 8.4+), read idle entries of dead consumers
-   * together with new ones, as soon as they are claimable, instead of waiting for the reclaimer's
-   * round. Such a read claims outside any script, so while a group is read that way every ack
-   * checks the owner (docs/RELIABILITY.md, "Cheap acks"): turn it off for Redis' cheapest acks,
-   * and idle entries wait for the reclaimer (`reclaimIntervalMs`) as on older servers. Measured
-   * trade-off: docs/performance.md, "CLAIM reads or cheap acks".
+   * together with new ones, within a second of becoming claimable, instead of waiting for the
+   * reclaimer's round. The read runs in a script that raises the claim epoch when it claimed, so
+   * acks stay cheap (docs/RELIABILITY.md, "Cheap acks"). `false`: idle entries wait for the
+   * reclaimer (`reclaimIntervalMs`) as on older servers. Measured: docs/performance.md, "CLAIM
+   * reads and cheap acks".
    * @default true
    */
   claimReads?: boolean;
