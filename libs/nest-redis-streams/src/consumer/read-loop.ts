@@ -61,8 +61,6 @@ export class ReadLoop implements EpochListener {
   /** The claim epoch the read in flight was stamped with, given to what it returns. */
   private readUnder = '';
   private warnedOldClaimMark = false;
-  /** The most a plain read asks for: half the read-ahead, so two reads' entries overlap. */
-  private readonly readChunk: number;
   /** When the next CLAIM read is due (see readClaiming). */
   private nextClaimReadAt = 0;
 
@@ -73,7 +71,6 @@ export class ReadLoop implements EpochListener {
   ) {
     this.gate = deps.gate;
     this.sink = deps.sink;
-    this.readChunk = Math.max(1, Math.ceil(subscription.options.prefetchCount / 2));
   }
 
   private get stream(): string {
@@ -193,15 +190,12 @@ export class ReadLoop implements EpochListener {
           blockMs = Math.max(1, Math.min(blockMs, this.nextClaimReadAt - Date.now()));
         }
         this.readUnder = this.sink.claimEpoch;
-        // At most half the read-ahead at a time: the next read goes out while this one's entries
-        // run, so neither Node nor Redis waits for the other (see Slots.accept).
-        const count = Math.min(room, this.readChunk);
         const reply = (await this.rt.reader.xreadgroup(
           'GROUP',
           this.group,
           this.rt.consumer,
           'COUNT',
-          count,
+          room,
           'BLOCK',
           blockMs,
           'STREAMS',
@@ -211,7 +205,7 @@ export class ReadLoop implements EpochListener {
         failures = 0;
         this.lastReadAt = Date.now();
         const entries = reply?.[0]?.[1];
-        mayCrossTrimGap = (entries?.length ?? 0) >= count;
+        mayCrossTrimGap = (entries?.length ?? 0) >= room;
         if (entries) takeRows(entries, this.acceptRead);
       } catch (err) {
         // Closing the reader is how stop() interrupts a blocking read; whatever it throws then

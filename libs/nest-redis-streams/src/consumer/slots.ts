@@ -44,8 +44,6 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
   private readonly waiting = new FifoQueue<HeldEntry>();
   private running = 0;
   private startingWaiting = false;
-  /** A start of the waiting entries is queued as a microtask (see accept). */
-  private startQueued = false;
   private stopping = false;
   private idle: (() => void) | null = null;
   private readonly dispatcher: EntryDispatcher;
@@ -153,19 +151,9 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
     // While stopping, an entry is only held: stop() hands it back for another consumer.
     if (this.stopping) return;
     if (this.batches) return this.batches.push(entry);
-    // Started on the next microtask, not here: the read loop sends its next read before this
-    // read's entries run (synchronous handlers would otherwise run all of them first, and Node
-    // would sit idle for the next read's round trip).
-    this.waiting.push(entry);
-    if (this.startQueued) return;
-    this.startQueued = true;
-    queueMicrotask(this.startQueuedEntries);
+    if (this.running < this.subscription.options.concurrency && this.gate.mayRead()) this.run(entry);
+    else this.waiting.push(entry);
   }
-
-  private readonly startQueuedEntries = (): void => {
-    this.startQueued = false;
-    this.startWaiting();
-  };
 
   /**
    * First step of a shutdown: no entry starts any more. Entries claimed or replayed from now on
