@@ -9,7 +9,8 @@ export const SERVER_DEFAULTS = {
   concurrency: 1,
   // Read-ahead: one XREADGROUP fetches up to 64 entries while handlers still run one at a time
   // and in stream order; measured 6-9x the throughput of one round trip per entry (BENCHMARKS.md,
-  // row 9). Raised to `concurrency` when that is larger.
+  // row 9). Raised to `concurrency` when that is larger. Where nobody set it, the consumer raises
+  // it further for a fast handler (consumer/read-ahead.ts).
   prefetchCount: 64,
   ackMode: 'auto' as AckMode,
   maxDeliveries: 5,

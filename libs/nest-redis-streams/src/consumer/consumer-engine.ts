@@ -117,6 +117,9 @@ export class ConsumerEngine implements ConsumerView, RecoveryTarget, OwnedPartit
   get room(): number {
     return this.slots.room;
   }
+  get readAhead(): number {
+    return this.slots.readAheadLimit;
+  }
   /** How many entries the reclaimer may take (see ConsumerSlots.reclaimRoom). */
   get reclaimRoom(): number {
     return this.slots.reclaimRoom;

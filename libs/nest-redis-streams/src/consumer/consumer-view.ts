@@ -57,6 +57,11 @@ export interface ConsumerView {
   readonly heldCount: number;
   /** How many more new entries the read loop may take (≤ 0: waiting for a slot). */
   readonly room: number;
+  /**
+   * How many entries it may hold at once now: prefetchCount, or where the automatic read-ahead
+   * (prefetchCount unset) has put it, 64 to 256 by the handler's pace.
+   */
+  readonly readAhead: number;
   /** Time of the last successful read (or empty read) of the loop: a liveness signal. */
   readonly lastReadAt: number;
   /** Since when the loop has been waiting for a free slot (0 while it reads). */

@@ -10,7 +10,7 @@ import type { HeldEntry } from './held-entry.js';
  * (and their payloads) alive and promotes them. A plain-Node model of a drain (1,000,000 entries,
  * 500 held): 148 MiB promoted with a Map, 1.8 MiB with this list. Lookups by id are the rare
  * paths (a lease lost or trimmed, the reclaim and replay filters) and walk the list, which holds
- * at most twice prefetchCount entries.
+ * at most twice the read-ahead (prefetchCount, or what ReadAhead sized it to).
  */
 export class HeldEntries {
   private head: HeldEntry | null = null;

@@ -16,6 +16,7 @@ import type { FailureHandler } from './failure-handler.js';
 import { FifoQueue } from './fifo-queue.js';
 import { HeldEntry } from './held-entry.js';
 import { HeldEntries } from './held-entries.js';
+import { ReadAhead } from './read-ahead.js';
 import type { EpochListener, OwnershipGate } from './ownership-gate.js';
 import type { EntrySink } from './read-gate.interface.js';
 import type { SettleOutcome } from './slot-owner.interface.js';
@@ -52,6 +53,8 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
   private readonly gate: OwnershipGate;
   private readonly writes: EntryWrites;
   private readonly acks: AckBatcher;
+  /** How many entries may be held at once: prefetchCount, or sized by the handler's pace. */
+  private readonly readAhead: ReadAhead;
   readonly stream: string;
   readonly group: string;
   readonly consumer: string;
@@ -68,6 +71,7 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
     this.acks = acks;
     this.dispatcher = new EntryDispatcher(this, subscription, rt, acks, parking);
     const { stream, options } = subscription;
+    this.readAhead = new ReadAhead(options.autoReadAhead ? undefined : options.prefetchCount, options.concurrency);
     if (options.onDeadLetter === 'block-key' && subscription.kind === 'message') {
       throw new InvalidOptionsError(CONSUMER_MESSAGES.blockKeyRequestHandler(stream));
     }
@@ -84,17 +88,22 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
 
   /** How many more new entries the read loop may take. */
   get room(): number {
-    return this.subscription.options.prefetchCount - this.held.size;
+    return this.readAhead.limit - this.held.size;
+  }
+
+  /** Entries it may hold at once now (see ReadAhead). */
+  get readAheadLimit(): number {
+    return this.readAhead.limit;
   }
 
   /**
    * How many entries the reclaimer may take. A saturated read loop refills every free slot at
-   * once, so reclaimed entries get a reserve of their own (up to another prefetchCount) instead of
+   * once, so reclaimed entries get a reserve of their own (up to another read-ahead) instead of
    * waiting for the load to stop: they are the ones that are already late. While they wait for a
-   * slot, the read loop reads nothing new (held exceeds prefetchCount), so memory stays bounded.
+   * slot, the read loop reads nothing new (held exceeds the read-ahead), so memory stays bounded.
    */
   get reclaimRoom(): number {
-    return 2 * this.subscription.options.prefetchCount - this.held.size;
+    return 2 * this.readAhead.limit - this.held.size;
   }
 
   get runningCount(): number {
@@ -231,6 +240,7 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
     entry.settled = true;
     this.running--;
     this.held.remove(entry);
+    this.readAhead.settled();
     entry.batch?.entrySettled();
     // The gate refused an entry of the current epoch: end it (see OwnershipGate.refused).
     if (outcome === 'unstarted') this.gate.refused(entry);

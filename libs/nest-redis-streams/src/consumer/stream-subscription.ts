@@ -5,7 +5,10 @@ import type { AckMode } from '../interfaces/stream-handler-options.interface.js'
 export interface ResolvedHandlerOptions {
   group: string;
   concurrency: number;
+  /** Entries held at once; with autoReadAhead, the least the read-ahead starts from. */
   prefetchCount: number;
+  /** Present when no prefetchCount was given: the read-ahead follows the handler's pace (ReadAhead). */
+  autoReadAhead?: true;
   startId: string;
   ackMode: AckMode;
   maxDeliveries: number;

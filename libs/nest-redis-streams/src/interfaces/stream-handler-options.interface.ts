@@ -42,7 +42,11 @@ export interface StreamHandlerOptions {
    * handler runs), so an entry that kills the process can push its read-ahead neighbours towards
    * `maxDeliveries`. Entries replayed or reclaimed are counted only when their handler starts.
    * Set it to `concurrency` for no read-ahead. Raised to `concurrency` when smaller.
-   * @default 64 (or `concurrency`, when larger)
+   *
+   * Left unset (here and on the server), the read-ahead follows the handler's pace: 64 (or
+   * `concurrency`), up to 256 while that many entries are at most ~50 ms of its work; a value you
+   * set is kept as it is. docs/handlers.md, "Read-ahead".
+   * @default 64 (or `concurrency`, when larger), up to 256 for a fast handler
    */
   prefetchCount?: number;
   /**

@@ -16,6 +16,7 @@ describe('option resolution', () => {
       deadLetterStream: 'orders:dlq',
       maxHandlerMs: 300_000,
       orderingKey: undefined,
+      autoReadAhead: true,
     });
   });
 
@@ -28,6 +29,15 @@ describe('option resolution', () => {
     expect(resolveHandlerOptions(resolveServerOptions({ consumer: 'pod-1', prefetchCount: 8 }), {}, 'orders').prefetchCount).toBe(
       8,
     );
+  });
+
+  it('sizes the read-ahead by the handler pace only where no prefetchCount was given, and never for batch handlers', () => {
+    const server = resolveServerOptions({ consumer: 'pod-1' });
+    expect(resolveHandlerOptions(server, {}, 'orders').autoReadAhead).toBe(true);
+    expect(resolveHandlerOptions(server, { prefetchCount: 64 }, 'orders')).not.toHaveProperty('autoReadAhead');
+    const serverWide = resolveServerOptions({ consumer: 'pod-1', prefetchCount: 64 });
+    expect(resolveHandlerOptions(serverWide, {}, 'orders')).not.toHaveProperty('autoReadAhead');
+    expect(resolveHandlerOptions(server, { batch: { maxSize: 100 } }, 'orders')).not.toHaveProperty('autoReadAhead');
   });
 
   it('runs handlers direct by default, and takes directHandlers: false to turn that off', () => {

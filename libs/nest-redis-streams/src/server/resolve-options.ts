@@ -9,7 +9,12 @@ import type { ResolvedHandlerOptions } from '../consumer/index.js';
 import { SERVER_MESSAGES } from './server.messages.js';
 
 export type ResolvedServerOptions = typeof SERVER_DEFAULTS &
-  Omit<RedisStreamsServerOptions, keyof typeof SERVER_DEFAULTS> & { consumer: string; replyStreamPrefix: string };
+  Omit<RedisStreamsServerOptions, keyof typeof SERVER_DEFAULTS> & {
+    consumer: string;
+    replyStreamPrefix: string;
+    /** The user set prefetchCount for every handler (otherwise handlers without one size it themselves). */
+    prefetchCountGiven?: boolean;
+  };
 
 /** Default life of an instance's hold on its partitions (exclusive ownership). */
 const DEFAULT_OWNERSHIP_LEASE_MS = 10_000;
@@ -25,6 +30,7 @@ export function resolveServerOptions(options: RedisStreamsServerOptions = {}): R
     ...stripUndefined(options),
     consumer: options.consumer ?? defaultConsumerName(),
     replyStreamPrefix: options.replyStreamPrefix ?? replyStreamPrefix(options.keyPrefix ?? SERVER_DEFAULTS.keyPrefix),
+    prefetchCountGiven: options.prefetchCount !== undefined,
   };
   for (const key of ['blockMs', 'shutdownTimeoutMs', 'reclaimCount', 'retryBackoffMs'] as const) {
     requirePositiveInteger(key, merged[key], '');
@@ -55,7 +61,7 @@ export function resolveHandlerOptions(
 ): ResolvedHandlerOptions {
   const where = stream === '(server defaults)' ? '' : ` for stream "${stream}"`;
   const pick = <K extends keyof StreamHandlerOptions>(key: K) => extras[key] ?? server[key];
-  const resolved = {
+  const resolved: ResolvedHandlerOptions = {
     group: pick('group') as string,
     concurrency: pick('concurrency') as number,
     // Raised to concurrency below: every slot must be fillable by one read.
@@ -91,6 +97,10 @@ export function resolveHandlerOptions(
   if ((server as StreamHandlerOptions).batch !== undefined) throw new InvalidOptionsError(BATCH_MESSAGES.serverLevel);
   const batch = resolveBatch(extras, resolved, where);
   if (batch) resolved.prefetchCount = batchPrefetch(extras, batch, resolved);
+  // Unset everywhere: the consumer sizes its read-ahead by the handler's pace (ReadAhead), from
+  // prefetchCount (64, or concurrency) up. Batch handlers keep the room their batches need.
+  const given = extras.prefetchCount !== undefined || (server as { prefetchCountGiven?: boolean }).prefetchCountGiven;
+  if (!given && !batch) resolved.autoReadAhead = true;
   const withBatch = batch ? { ...resolved, batch } : resolved;
   const blockKey = resolveOnDeadLetter(pick('onDeadLetter'), resolved, where);
   const withBlock = blockKey ? { ...withBatch, onDeadLetter: blockKey } : withBatch;
