@@ -56,7 +56,8 @@ async function startConsumer(url: string, group: string, claimReads: boolean): P
 }
 
 /** Fresh entries at `RATE`/s until stopped, so that the live consumer's reads find work. */
-function feed(redis: Redis): () => Promise<void> {
+function feed(url: string): () => Promise<void> {
+  const redis = new Redis(url);
   let stopped = false;
   const fields = encodeEnvelope({ data: { filler: true } }, codec);
   const done = (async () => {
@@ -71,6 +72,7 @@ function feed(redis: Redis): () => Promise<void> {
   return async () => {
     stopped = true;
     await done;
+    await redis.quit();
   };
 }
 
@@ -86,7 +88,7 @@ async function measure(redis: Redis, url: string, mode: string, claimReads: bool
   const group = `rerun-${mode.replace(/\W+/g, '-')}`;
   await redis.xgroup('CREATE', STREAM, group, '$', 'MKSTREAM');
   const app = await startConsumer(url, group, claimReads);
-  const stopFeed = busy ? feed(new Redis(url)) : async () => {};
+  const stopFeed = busy ? feed(url) : async () => {};
   const waits: number[] = [];
   try {
     for (let round = 0; round < ROUNDS; round++) {

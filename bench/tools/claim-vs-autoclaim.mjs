@@ -10,6 +10,9 @@
 //               one call per entry as the consumer makes it
 //   claim       XREADGROUP … CLAIM <min-idle> COUNT n (the read returns fields and counts the delivery)
 //   claim+check the read, then the start-time check the consumer makes for each claimed entry
+//   script      the CLAIM read as the consumer sends it: inside the script that raises the claim
+//               epoch when it took anything over (recovery/claim-read.ts)
+//   script+check the scripted read and the start-time check: the consumer's whole path
 // Redis' own CPU is INFO cpu (used_cpu_user + used_cpu_sys) before and after, divided by entries.
 // Latency: one entry becomes claimable `minIdle` ms after its delivery; the XAUTOCLAIM path sees it
 // at its next round (reclaimIntervalMs, default 5000: a uniform wait, mean half of it), while a
@@ -17,6 +20,7 @@
 // the moment the entry became claimable, over `rounds` entries.
 import { Redis } from 'ioredis';
 import { withStreamScripts } from '../../libs/nest-redis-streams/dist/redis/scripts.js';
+import { readWithClaim } from '../../libs/nest-redis-streams/dist/recovery/claim-read.js';
 
 const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const ENTRIES = arg('entries', 50_000);
@@ -92,6 +96,23 @@ async function viaClaimChecked(stream) {
   }
 }
 
+// The consumer's own CLAIM read (a script around XREADGROUP … CLAIM) and, with `check`, the
+// start-time check of each claimed entry.
+function viaScript(check) {
+  return async (stream) => {
+    const seen = new Set();
+    let taken = 0;
+    for (;;) {
+      const read = await readWithClaim(redis, { stream, group: 'g', consumer: 'c2' }, COUNT, MIN_IDLE, () => false);
+      const claimed = read.claimed.filter((c) => !seen.has(c.id));
+      for (const c of claimed) seen.add(c.id);
+      if (check) await Promise.all(claimed.map((c) => redis.nrsClaimIfOwned(stream, 'g', 'c2', 0, c.deliveries, c.id)));
+      taken += claimed.length;
+      if (claimed.length === 0) return taken;
+    }
+  };
+}
+
 async function cpuPerEntry(name, path) {
   const stream = `bench:claim:${name}`;
   await deadConsumerBacklog(stream);
@@ -144,9 +165,13 @@ for (const [name, path] of [
   ['xautoclaim', viaXautoclaim],
   ['claim', viaClaim],
   ['claim+check', viaClaimChecked],
+  ['script', viaScript(false)],
+  ['script+check', viaScript(true)],
   ['xautoclaim', viaXautoclaim],
   ['claim', viaClaim],
   ['claim+check', viaClaimChecked],
+  ['script', viaScript(false)],
+  ['script+check', viaScript(true)],
 ]) {
   rows.push(await cpuPerEntry(name, path));
 }
@@ -154,7 +179,8 @@ const waits = await claimLatency();
 console.log(`Redis ${version}, ${ENTRIES} idle entries of a dead consumer, COUNT ${COUNT}`);
 console.log('path        Redis CPU us/entry  wall ms');
 for (const r of rows)
-  console.log(`${r.name.padEnd(11)} ${r.usPerEntry.toFixed(2).padStart(18)}  ${r.wallMs.toFixed(0).padStart(7)}`);
+  console.log(`${r.name.padEnd(12)} ${r.usPerEntry.toFixed(2).padStart(17)}  ${r.wallMs.toFixed(0).padStart(7)}`);
 console.log(`claim: a blocked read returned ${waits.map((w) => `${w} ms`).join(', ')} after the entry became claimable;`);
 console.log('xautoclaim: the next reclaim round, reclaimIntervalMs (default 5000) at most, 2500 ms on average.');
+console.log('(the transport sends its scripted CLAIM read at most a second apart: bench/tools/claim-rerun.ts measures it)');
 redis.disconnect();
