@@ -6,25 +6,28 @@
  * row 9), while a slow one never holds more than before, so it takes no more from other
  * consumers of its group and a crash spends no more read-but-not-run deliveries.
  */
-export const AUTO_READ_AHEAD = { min: 64, max: 256, workMs: 50 };
+/** The floor is the resolved prefetchCount: SERVER_DEFAULTS' 64, or concurrency when larger. */
+export const AUTO_READ_AHEAD = { max: 256, workMs: 50 };
 
 /** How many entries a consumer may hold at once: fixed, or sized by the handler's pace. */
 export class ReadAhead {
   private current: number;
   private settledInWindow = 0;
   private windowStartedAt = -1;
+  private readonly ceiling: number;
 
   /**
-   * @param fixed the `prefetchCount` the user chose (or a batch handler's), or `undefined` for
-   *   the automatic read-ahead
-   * @param concurrency at least this many, so that every slot can be filled by one read
+   * @param prefetchCount the resolved prefetchCount (at least `concurrency`): kept as it is, or,
+   *   with `auto`, the floor the read-ahead starts from and never goes below
+   * @param auto no prefetchCount was given: size the read-ahead by the handler's pace
    */
   constructor(
-    private readonly fixed: number | undefined,
-    private readonly concurrency: number,
+    private readonly prefetchCount: number,
+    private readonly auto: boolean,
     private readonly clock: () => number = () => performance.now(),
   ) {
-    this.current = fixed ?? this.floor;
+    this.current = prefetchCount;
+    this.ceiling = Math.max(AUTO_READ_AHEAD.max, prefetchCount);
   }
 
   get limit(): number {
@@ -38,22 +41,14 @@ export class ReadAhead {
    * read-ahead changes nothing.
    */
   settled(): void {
-    if (this.fixed !== undefined) return;
+    if (!this.auto) return;
     if (this.windowStartedAt < 0) this.windowStartedAt = this.clock();
     if (++this.settledInWindow < this.current) return;
     const now = this.clock();
     const msPerEntry = (now - this.windowStartedAt) / this.settledInWindow;
     const fits = msPerEntry > 0 ? Math.floor(AUTO_READ_AHEAD.workMs / msPerEntry) : Number.POSITIVE_INFINITY;
-    this.current = Math.min(this.ceiling, Math.max(this.floor, fits));
+    this.current = Math.min(this.ceiling, Math.max(this.prefetchCount, fits));
     this.settledInWindow = 0;
     this.windowStartedAt = now;
-  }
-
-  private get floor(): number {
-    return Math.max(AUTO_READ_AHEAD.min, this.concurrency);
-  }
-
-  private get ceiling(): number {
-    return Math.max(AUTO_READ_AHEAD.max, this.concurrency);
   }
 }

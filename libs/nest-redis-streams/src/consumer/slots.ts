@@ -71,7 +71,7 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
     this.acks = acks;
     this.dispatcher = new EntryDispatcher(this, subscription, rt, acks, parking);
     const { stream, options } = subscription;
-    this.readAhead = new ReadAhead(options.autoReadAhead ? undefined : options.prefetchCount, options.concurrency);
+    this.readAhead = new ReadAhead(options.prefetchCount, options.autoReadAhead === true);
     if (options.onDeadLetter === 'block-key' && subscription.kind === 'message') {
       throw new InvalidOptionsError(CONSUMER_MESSAGES.blockKeyRequestHandler(stream));
     }
