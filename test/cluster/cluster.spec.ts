@@ -298,19 +298,36 @@ describe('Redis Cluster', () => {
     })();
     await waitFor(() => consumed.size > 200, 'consumption before the migration');
     // The steps of `redis-cli --cluster reshard`, for exactly the partition's slot.
-    await admin(targetPort, 'CLUSTER', 'SETSLOT', slot, 'IMPORTING', sourceId);
-    await admin(sourcePort, 'CLUSTER', 'SETSLOT', slot, 'MIGRATING', targetId);
+    // Valkey 8+ replicates each SETSLOT to the replicas before applying it, and fails after 2 s when
+    // they lag (a busy machine). Every step is idempotent, so the masters retry until they take it.
+    const setSlot = (port: number, ...args: string[]) =>
+      waitFor(
+        async () => (await admin(port, 'CLUSTER', 'SETSLOT', slot, ...args)) === 'OK',
+        `node ${port} to take SETSLOT ${args.join(' ')}`,
+      );
+    await setSlot(targetPort, 'IMPORTING', sourceId);
+    await setSlot(sourcePort, 'MIGRATING', targetId);
     for (;;) {
       const keys = (await admin(sourcePort, 'CLUSTER', 'GETKEYSINSLOT', slot, 100)) as string[];
       if (keys.length === 0) break;
       await admin(sourcePort, 'MIGRATE', '127.0.0.1', targetPort, '', 0, 5_000, 'KEYS', ...keys);
     }
-    for (const node of nodes) await admin(node.port, 'CLUSTER', 'SETSLOT', slot, 'NODE', targetId).catch(() => undefined);
-    expect(await masterOf(key)).toBe(targetPort);
-    const afterMove = produced.length;
-    await waitFor(() => produced.length > afterMove + 200, 'production after the migration');
-    producing = false;
-    await produce;
+    // The new owner first, then the old one, then the rest, as redis-cli does. A master left importing
+    // would answer MOVED back to the old owner: a redirection loop. A replica that refuses learns the
+    // owner by gossip.
+    await setSlot(targetPort, 'NODE', targetId);
+    await setSlot(sourcePort, 'NODE', targetId);
+    for (const node of nodes.filter((n) => n.port !== targetPort && n.port !== sourcePort)) {
+      await admin(node.port, 'CLUSTER', 'SETSLOT', slot, 'NODE', targetId).catch(() => undefined);
+    }
+    try {
+      expect(await masterOf(key)).toBe(targetPort);
+      const afterMove = produced.length;
+      await waitFor(() => produced.length > afterMove + 200, 'production after the migration');
+    } finally {
+      producing = false;
+      await produce;
+    }
     await waitFor(() => produced.every((s) => consumed.has(s)), 'every entry to be consumed', 30_000);
     await waitFor(async () => Number(((await redis.xpending(key, 'nest')) as [number])[0]) === 0, 'the moved partition acked');
   }, 90_000);
