@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { type ScriptedRedis, withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
+import { type ScriptedRedis, withInOrderAudit, withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
 import { claimEpochKey, compareEntryIds } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { trimAuditFieldArgs } from '../../libs/nest-redis-streams/src/recovery/trim-audit.js';
 import { probeTrimGap } from '../../libs/nest-redis-streams/src/redis/redis-features.js';
@@ -320,6 +320,27 @@ describe('Lua scripts against Redis', () => {
       await readAll(s.stream);
       expect(await audit(s)).toBe(0);
       expect((await tombstones(s.dlq)).map((t) => t['dlq:lost_count'])).toEqual(['4', '7']);
+    });
+
+    it("sent on the reader just ahead of a read, runs first even when the server's script cache was flushed", async () => {
+      // A private server, whose script cache the test may flush: EVALSHA would fail there with
+      // NOSCRIPT, and its retry would follow the read, which (7.2+) forgets the gap.
+      const server = await startRedis();
+      const reader = withInOrderAudit(new Redis(server.url, { maxRetriesPerRequest: 1 }));
+      try {
+        const s = { stream: 'in-order', dlq: 'in-order:dlq', audit: '{in-order}:trim-audit' };
+        await reader.xgroup('CREATE', s.stream, GROUP, '0', 'MKSTREAM', 'ENTRIESREAD', 0);
+        for (let i = 0; i < 10; i++) await reader.xadd(s.stream, '*', 'i', String(i));
+        await reader.xtrim(s.stream, 'MAXLEN', 6); // 4 unread entries go
+        await reader.script('FLUSH');
+        const audited = reader.nrsAuditTrimLoss(s.stream, s.dlq, s.audit, s.audit, GROUP, 'me', 1, ...trimAuditFieldArgs, '1');
+        const read = reader.xreadgroup('GROUP', GROUP, 'me', 'COUNT', 100, 'STREAMS', s.stream, '>');
+        expect(await audited).toEqual([4, expect.any(String)]);
+        expect(((await read) as Array<[string, unknown[]]>)[0][1]).toHaveLength(6);
+      } finally {
+        reader.disconnect();
+        await server.stop();
+      }
     });
 
     it('before a read, returns at once and writes nothing unless the whole stream lies ahead of the group', async () => {

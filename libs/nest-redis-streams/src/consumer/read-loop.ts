@@ -1,5 +1,8 @@
+import type { Logger } from '@nestjs/common';
 import { claimEpochKey } from '../keys/index.js';
 import { explainAclError } from '../redis/acl-hint.js';
+import { isCluster } from '../redis/connection.factory.js';
+import { type TrimAuditConnection, withInOrderAudit } from '../redis/scripts.js';
 import { isNoGroupError } from '../redis/errors/reply-errors.js';
 import { type StreamEntryReply, type XReadGroupReply, takeRows } from '../redis/replies.js';
 import { readWithClaim, reportClaimedByRead } from '../recovery/claim-read.js';
@@ -63,6 +66,14 @@ export class ReadLoop implements EpochListener {
   private warnedOldClaimMark = false;
   /** When the next CLAIM read is due (see readClaiming). */
   private nextClaimReadAt = 0;
+  /** The reader, sending the trim-gap audit ahead of its read (see auditBeforeRead); null where it cannot. */
+  private readonly inOrderAudit: TrimAuditConnection | null;
+  private readonly quietOnceStopping: Pick<Logger, 'warn' | 'error'> = {
+    warn: (message: string) => {
+      if (!this.stopping) this.rt.logger.warn(message);
+    },
+    error: (message: string) => this.rt.logger.error(message),
+  };
 
   constructor(
     private readonly subscription: StreamSubscription,
@@ -71,6 +82,7 @@ export class ReadLoop implements EpochListener {
   ) {
     this.gate = deps.gate;
     this.sink = deps.sink;
+    this.inOrderAudit = deps.partitionReader || isCluster(rt.reader) ? null : withInOrderAudit(rt.reader);
   }
 
   private get stream(): string {
@@ -168,7 +180,7 @@ export class ReadLoop implements EpochListener {
           });
           continue;
         }
-        if (crossCheck) await auditTrimLossBeforeRead(this.deps.target, this.rt.commands, this.rt.events, this.rt.logger);
+        if (crossCheck) await this.auditBeforeRead();
         if (this.deps.partitionReader) {
           await this.readFenced(this.deps.partitionReader, room);
           continue;
@@ -215,6 +227,21 @@ export class ReadLoop implements EpochListener {
         await this.recoverFromReadError(err as Error, failures, options.startId);
       }
     }
+  }
+
+  /**
+   * The trim-gap audit before a read that may cross the gap. On a single-node reader it goes on
+   * the reader itself, just ahead of the read, and is not awaited: Redis runs the two in the
+   * order sent, so the read no longer waits a round trip for it. A cluster client may redirect
+   * the one and not the other, and fenced reads go through their own scripts: there it runs on
+   * the commands connection and the read waits for it.
+   */
+  private auditBeforeRead(): Promise<unknown> | undefined {
+    const { target } = this.deps;
+    if (!this.inOrderAudit) return auditTrimLossBeforeRead(target, this.rt.commands, this.rt.events, this.rt.logger);
+    // Never rejects. Closing the reader to stop may fail it: nothing to report then.
+    void auditTrimLossBeforeRead(target, this.inOrderAudit, this.rt.events, this.quietOnceStopping);
+    return undefined;
   }
 
   private async recoverFromReadError(err: Error, failures: number, startId: string): Promise<void> {

@@ -2,7 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { TransportEvents } from '../events/transport-events.js';
 import { legacyTrimAuditKey, slotOf, trimAuditKey } from '../keys/index.js';
 import { isCluster } from '../redis/connection.factory.js';
-import type { ScriptedRedis } from '../redis/scripts.js';
+import type { TrimAuditConnection, ScriptedRedis } from '../redis/scripts.js';
 import type { RecoveryTarget } from './recovery-target.interface.js';
 import { DLQ_FIELDS, DeadLetterReason } from '../dead-letter/dead-letter-record.js';
 import { RECOVERY_MESSAGES } from './recovery.messages.js';
@@ -31,7 +31,7 @@ export const trimAuditFieldArgs: readonly string[] = [
  * stream's slot (a cluster dead-letter stream without a hash tag), the new key is passed in its
  * place, which the script reads as "no old state".
  */
-function legacyAuditKey(redis: ScriptedRedis, stream: string, dlq: string, auditKey: string): string {
+function legacyAuditKey(redis: TrimAuditConnection, stream: string, dlq: string, auditKey: string): string {
   const legacy = legacyTrimAuditKey(dlq);
   return !isCluster(redis) || slotOf(legacy) === slotOf(stream) ? legacy : auditKey;
 }
@@ -68,21 +68,24 @@ export async function auditTrimLoss(
  * behind (`readForgetsTrimGap` servers: Redis 7.2+, 8.x, Valkey, where that read makes the
  * counters forget the loss). It returns at once, writing nothing, unless the whole stream lies
  * ahead of the group's last-delivered-id; then it is the round's audit. Never throws.
+ *
+ * The script is sent before this returns its promise: given the reader (`withInOrderAudit`),
+ * the loop sends its read right after without waiting, and Redis runs the audit first.
  */
-export async function auditTrimLossBeforeRead(
+export function auditTrimLossBeforeRead(
   consumer: RecoveryTarget,
-  redis: ScriptedRedis,
+  redis: TrimAuditConnection,
   events: TransportEvents,
-  logger: Logger,
+  logger: Pick<Logger, 'warn' | 'error'>,
 ): Promise<number> {
-  return (await audit(consumer, redis, events, logger, true)) ?? 0;
+  return audit(consumer, redis, events, logger, true).then((count) => count ?? 0);
 }
 
 async function audit(
   consumer: RecoveryTarget,
-  redis: ScriptedRedis,
+  redis: TrimAuditConnection,
   events: TransportEvents,
-  logger: Logger,
+  logger: Pick<Logger, 'warn' | 'error'>,
   beforeRead: boolean,
 ): Promise<number | null> {
   const { stream, group } = consumer;

@@ -35,6 +35,15 @@ export class LeanScript<R> {
     });
   }
 
+  /**
+   * Runs the script as EVAL, its whole text: no NOSCRIPT, so no retry. For a script sent right
+   * before another command on the same connection without waiting for it: Redis runs the two in
+   * the order sent, where an EVALSHA retried as EVAL would run after the other command.
+   */
+  runInOrder(redis: Connection, args: Arg[]): Promise<R> {
+    return this.send(redis, 'eval', args);
+  }
+
   private send(redis: Connection, name: 'evalsha' | 'eval', args: Arg[]): Promise<R> {
     // The options a command method of the connection would pass: key prefix, reply as strings.
     const options = {

@@ -205,6 +205,20 @@ const SCRIPTS: Record<keyof (StreamScripts & FencedStreamScripts & OwnershipScri
   nrsFencedAutoClaim: new LeanScript(OWN_AUTOCLAIM, 3),
 };
 
+/** A connection the trim-gap audit runs on: the commands connection, or a read loop's reader. */
+export type TrimAuditConnection = Redis & Pick<StreamScripts, 'nrsAuditTrimLoss'>;
+
+/**
+ * Adds the trim-gap audit to a reader, sent as EVAL (LeanScript.runInOrder): the read sent right
+ * after it on the same connection runs after the audit, without waiting for its reply.
+ */
+export function withInOrderAudit(reader: Redis): TrimAuditConnection {
+  const audit = SCRIPTS.nrsAuditTrimLoss;
+  return Object.assign(reader, {
+    nrsAuditTrimLoss: (...args: Array<string | number>) => audit.runInOrder(reader, args) as Promise<[number, string] | 0>,
+  });
+}
+
 /**
  * Adds the scripts to a connection as methods (EVALSHA, with EVAL when the server lacks the
  * script). Not ioredis' defineCommand: see LeanScript for why.
