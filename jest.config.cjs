@@ -33,6 +33,7 @@ module.exports = {
       testPathIgnorePatterns: ['/test/chaos/'],
       globalSetup: '<rootDir>/test/support/global-setup.cjs',
       globalTeardown: '<rootDir>/test/support/global-teardown.cjs',
+      setupFilesAfterEnv: ['<rootDir>/test/support/hook-timeout.cjs'],
     },
     {
       ...shared,
@@ -40,6 +41,7 @@ module.exports = {
       testMatch: ['<rootDir>/test/chaos/**/*.spec.ts'],
       globalSetup: '<rootDir>/test/chaos/support/global-setup.cjs',
       globalTeardown: '<rootDir>/test/chaos/support/global-teardown.cjs',
+      setupFilesAfterEnv: ['<rootDir>/test/support/hook-timeout.cjs'],
     },
   ],
 };
