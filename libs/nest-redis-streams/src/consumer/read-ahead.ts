@@ -4,9 +4,9 @@
  * they are at most ~50 ms of work. A fast handler then pays one read and one ack per 256 entries
  * instead of per 64 (the round trips, not the entries, were most of its cost: BENCHMARKS.md,
  * row 9), while a slow one never holds more than before, so it takes no more from other
- * consumers of its group and a crash spends no more read-but-not-run deliveries.
+ * consumers of its group and a crash spends no more read-but-not-run deliveries. The floor is
+ * the resolved prefetchCount: SERVER_DEFAULTS' 64, or concurrency when larger.
  */
-/** The floor is the resolved prefetchCount: SERVER_DEFAULTS' 64, or concurrency when larger. */
 export const AUTO_READ_AHEAD = { max: 256, workMs: 50 };
 
 /** How many entries a consumer may hold at once: fixed, or sized by the handler's pace. */
