@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { AuditLog, OperationError, StreamOperations } from 'nest-redis-streams';
 import { redisClient, redisUrl, testContext, unique, waitFor } from '../support/helpers.js';
 import { type ConsoleApp, q, startConsoleApp } from './console-app.js';
-import { startRedisGate } from './support/redis-gate.js';
+import { startRedisGate } from '../support/redis-gate.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {

@@ -1,4 +1,4 @@
-import { Controller } from '@nestjs/common';
+import { Controller, Logger } from '@nestjs/common';
 import { Ctx, EventPattern } from '@nestjs/microservices';
 import { Redis } from 'ioredis';
 import type { RedisStreamsContext, RedisStreamsServer } from 'nest-redis-streams';
@@ -68,7 +68,39 @@ describe('acks under the claim epoch', () => {
     expect(stats).toMatch(/cmdstat_xack:calls=\d+/);
     // The owner check reads XPENDING rows; the plain path never does.
     expect(stats).not.toMatch(/cmdstat_xpending:/);
+    // The plain XACK goes under WATCH of the epoch, in MULTI / EXEC, on the consumer's ack
+    // connection (redis/watched-ack.ts), not through the ack script.
+    expect(stats).toMatch(/cmdstat_watch:calls=\d+/);
+    expect(stats).toMatch(/cmdstat_exec:calls=\d+/);
+    const clients = String(await client.call('CLIENT', 'LIST'));
+    expect(clients).toMatch(/name=nrs:acks:fast .*cmd=exec\b/);
     expect(Number(((await client.xpending(stream, 'nest')) as [number])[0])).toBe(0);
+  }, 60_000);
+
+  it('acks every entry through the script, and says why once, for a user Redis refuses WATCH', async () => {
+    const own = await startRedis();
+    closers.push(() => own.stop());
+    const admin = new Redis(own.url, { maxRetriesPerRequest: 1 });
+    closers.push(() => admin.quit());
+    await admin.call('ACL', 'SETUSER', 'nowatch', 'on', '>pw', '~*', '&*', '+@all', '-watch');
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    closers.push(async () => warn.mockRestore());
+    const stream = unique('epoch-nowatch');
+    @Controller()
+    class Quick {
+      @EventPattern(stream)
+      handle() {}
+    }
+    const connection = own.url.replace('redis://', 'redis://nowatch:pw@');
+    const { app, server } = await startMicroservice([Quick], { connection, consumer: 'nowatch', ...quiet });
+    closers.push(() => app.close());
+    const acks = ackCounter(server);
+    await warmUp(admin, stream, acks);
+    for (let i = 0; i < 40; i++) await admin.xadd(stream, '*', 'data', JSON.stringify({ i }));
+    await acks.until(42);
+    expect(Number(((await admin.xpending(stream, 'nest')) as [number])[0])).toBe(0);
+    const refused = warn.mock.calls.filter(([message]) => String(message).includes('refused the cheap ack'));
+    expect(refused).toEqual([[expect.stringContaining('ACL SETUSER nowatch +watch +unwatch +multi +exec')]]);
   }, 60_000);
 
   it.each([

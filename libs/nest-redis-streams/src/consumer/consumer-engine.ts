@@ -53,6 +53,7 @@ export class ConsumerEngine implements ConsumerView, RecoveryTarget, OwnedPartit
       fence: this.fence,
       deadLetterStream,
       minIdleTimeMs,
+      watchedAck: rt.watchedAck,
     });
     this.parking = new FailureHandler(this.writes, options, rt);
     this.acks = new AckBatcher(

@@ -6,6 +6,7 @@ import type { RedisStreamsBatchContext } from '../context/redis-streams-batch.co
 import type { TransportEvents } from '../events/transport-events.js';
 import type { PayloadDeserializer } from '../interfaces/payload-codec.interface.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
+import type { WatchedAck } from '../redis/watched-ack.js';
 import type { StreamSubscription } from './stream-subscription.js';
 
 /** What a consumer needs from the server that owns it. */
@@ -16,6 +17,8 @@ export interface ConsumerRuntime {
   deserializer: PayloadDeserializer;
   commands: ScriptedRedis;
   reader: Redis;
+  /** Acks under WATCH on their own connection (single node only; see redis/watched-ack.ts). */
+  watchedAck?: WatchedAck;
   events: TransportEvents;
   logger: Logger;
   /** The server has Redis 7.0's stream counters (entries-read, ENTRIESREAD): see probeRedisFeatures. */

@@ -10,11 +10,14 @@ import {
 } from '../ownership/fenced-writes.js';
 import type { PartitionFence } from '../ownership/partition-fence.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
+import type { WatchedAck } from '../redis/watched-ack.js';
 
 /** The consumer whose entries an EntryWrites writes: plain values, and its fence. */
 export interface EntryWriteScope extends WriteTarget {
   readonly deadLetterStream: string;
   readonly minIdleTimeMs: number;
+  /** The plain XACK under WATCH (redis/watched-ack.ts); without it every ack is the script. */
+  readonly watchedAck?: WatchedAck;
 }
 
 /**
@@ -34,6 +37,7 @@ export class EntryWrites implements WriteTarget {
   readonly claimEpochKey: string;
   private readonly deadLetterStream: string;
   private readonly minIdleTimeMs: number;
+  private readonly watchedAck?: WatchedAck;
 
   constructor(
     private readonly redis: ScriptedRedis,
@@ -46,13 +50,20 @@ export class EntryWrites implements WriteTarget {
     this.claimEpochKey = claimEpochKey(scope.stream, scope.group);
     this.deadLetterStream = scope.deadLetterStream;
     this.minIdleTimeMs = scope.minIdleTimeMs;
+    // Fenced acks check the partition's generation too, which only the script can.
+    this.watchedAck = scope.fence ? undefined : scope.watchedAck;
   }
 
   /**
-   * Acks the ids still owned (one script call): a plain XACK when all were read under the claim
-   * epoch Redis still holds (`readUnder`; '' when unknown or mixed), else checked one by one.
+   * Acks the ids still owned: a plain XACK when all were read under the claim epoch Redis still
+   * holds (`readUnder`; '' when unknown or mixed), under WATCH when it can be, else in the ack
+   * script, which checks the owner one by one when the epoch moved.
    */
-  ack(smallest: string, largest: string, readUnder: string, ids: string[]): Promise<AckAnswer | Fenced> {
+  async ack(smallest: string, largest: string, readUnder: string, ids: string[]): Promise<AckAnswer | Fenced> {
+    if (readUnder !== '' && this.watchedAck) {
+      const acked = await this.watchedAck.ack(this.stream, this.group, this.claimEpochKey, readUnder, ids);
+      if (acked !== null) return { epoch: readUnder, acked, notAcked: [] };
+    }
     return ackUnderEpoch(this.redis, this, smallest, largest, readUnder, ids);
   }
 

@@ -32,6 +32,7 @@ import { type ResolvedServerOptions, resolveServerOptions } from './resolve-opti
 import { ConsumerEngine, type StreamConsumer } from '../consumer/index.js';
 import { ConsumerScheduler } from './consumer-scheduler.js';
 import { SERVER_MESSAGES } from './server.messages.js';
+import { openWatchedAck } from './watched-ack-connection.js';
 import { settleWithin } from './shutdown-deadline.js';
 import type { StreamSubscription } from '../consumer/index.js';
 
@@ -64,7 +65,8 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
   /** Every handler's stream(s), group and options, decided once when Nest adds it. */
   private readonly handlers: HandlerRegistry;
   private commands: ScriptedRedis | null = null;
-  private readonly readers: Redis[] = [];
+  /** The readers and the watched-ack connection: dropped, never QUIT, at shutdown (see shutdown()). */
+  private readonly ownConnections: Redis[] = [];
   private readonly consumers: ConsumerEngine[] = [];
   /** The consumer of each subscription (a request's answer is fenced by its consumer's lease). */
   private readonly consumerOf = new Map<StreamSubscription, ConsumerEngine>();
@@ -153,7 +155,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
   on<K extends keyof RedisStreamsEvents>(event: K, callback: RedisStreamsEvents[K]): void {
     const listener = callback as (...args: unknown[]) => void;
     this.connectionListeners.push([event, listener]);
-    for (const connection of [this.commands, ...this.readers]) connection?.on(event, listener);
+    for (const connection of [this.commands, ...this.ownConnections]) connection?.on(event, listener);
   }
 
   private withListeners<T extends Redis>(connection: T): T {
@@ -198,24 +200,26 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     const limitMs = this.options.shutdownTimeoutMs + SHUTDOWN_GRACE_MS;
     const inTime = await settleWithin(this.shutdown(), limitMs, SHUTDOWN_GRACE_MS, () => {
       this.logger.error(SERVER_MESSAGES.shutdownStuck(limitMs));
-      for (const reader of this.readers) reader.disconnect();
+      for (const own of this.ownConnections) own.disconnect();
       this.commands?.disconnect();
     });
     if (!inTime) this._status$.next(RedisStreamsStatus.DISCONNECTED);
   }
 
   private async start(registrations: readonly HandlerRegistration[]): Promise<void> {
-    const { connection } = this.options;
+    const { connection, consumer } = this.options;
     const subscriptions = registrations.flatMap((registration) => registration.subscriptions);
-    this.commands = withStreamScripts(this.withListeners(createRedisConnection(connection, `commands:${this.options.consumer}`)));
+    this.commands = withStreamScripts(this.withListeners(createRedisConnection(connection, `commands:${consumer}`)));
     watchStatus(this.commands, this._status$);
     await connectOrExplain(this.commands, connection);
     const { features, capabilities } = await probeAtListen(this.commands, subscriptions[0]?.stream, this.logger);
     this.capabilities = capabilities;
+    const watchedAck = await openWatchedAck(this.options, this.logger, (redis) => this.withListeners(redis));
+    if (watchedAck) this.ownConnections.push(watchedAck.redis);
     const runtime = {
-      consumer: this.options.consumer,
+      consumer,
       // Tells this start apart from an earlier one of the same pod in exclusive ownership.
-      member: `${this.options.consumer}#${randomBytes(4).toString('hex')}`,
+      member: `${consumer}#${randomBytes(4).toString('hex')}`,
       blockMs: this.options.blockMs,
       retryBackoffMs: this.options.retryBackoffMs,
       replyStreamPrefix: this.options.replyStreamPrefix,
@@ -226,6 +230,7 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
       claimRead:
         this.options.claimReads && capabilities.all.claim && this.options.leaseRenewal && this.options.reclaimIntervalMs > 0,
       checkEveryAck: this.options.checkEveryAck,
+      watchedAck,
       deserializer: this.options.deserializer ?? new JsonCodec(),
       commands: this.commands,
       events: this.events,
@@ -245,12 +250,12 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
           commandTimeout: undefined,
         }),
       );
-      this.readers.push(reader);
+      this.ownConnections.push(reader);
       await connectOrExplain(reader, connection);
-      const consumer = new ConsumerEngine(subscription, { ...runtime, reader });
-      await consumer.start();
-      this.consumers.push(consumer);
-      this.consumerOf.set(subscription, consumer);
+      const engine = new ConsumerEngine(subscription, { ...runtime, reader });
+      await engine.start();
+      this.consumers.push(engine);
+      this.consumerOf.set(subscription, engine);
     }
     this.scheduler = new ConsumerScheduler(
       this.options.schedulerRegistry ?? new SchedulerRegistry(),
@@ -282,8 +287,9 @@ export class RedisStreamsServer extends Server<RedisStreamsEvents, RedisStreamsS
     // Released partitions are taken over at once, without waiting for the lease to run out.
     await Promise.all(this.coordinators.map((c) => c.stop()));
     // Readers were disconnected by their consumers (to interrupt blocking reads); a QUIT on a
-    // closed socket would only start ioredis' disconnect timer and hold the process open.
-    for (const reader of this.readers) reader.disconnect();
+    // closed socket would only start ioredis' disconnect timer and hold the process open. The
+    // consumers' acks were sent: the watched-ack connection has nothing left to answer.
+    for (const own of this.ownConnections) own.disconnect();
     if (this.commands) await quitWithin(this.commands);
     this._status$.next(RedisStreamsStatus.DISCONNECTED);
   }

@@ -23,5 +23,8 @@ export const SERVER_MESSAGES = {
   blockKeyManualAck: (where: string) =>
     `Option onDeadLetter: 'block-key'${where} cannot be combined with ackMode: 'manual': the key's next entry is ` +
     "released by the ack of the entry that blocked it, in one script. Use ackMode: 'auto' on this handler.",
+  watchedAckRefused: (user: string, cause: string) =>
+    `Redis refused the cheap ack's WATCH / MULTI / EXEC to user "${user}" (${cause}). Acks still work, through ` +
+    `the ack script, which costs Redis about twice the CPU; to allow the cheap way: ACL SETUSER ${user} +watch +unwatch +multi +exec.`,
   replyWriteFailed: (replyTo: string, cause: string) => `Could not write the reply to "${replyTo}": ${cause}`,
 };

@@ -55,6 +55,11 @@ export const ROLE_NEEDS: Record<'consumer' | 'producer' | 'operator', readonly s
     'del $K',
     // onDeadLetter: 'block-key': a released entry leaves its key's held stream.
     'xdel $K 0-1',
+    // Acks under WATCH (redis/watched-ack.ts); without them every ack is the ack script.
+    'watch $K',
+    'unwatch',
+    'multi',
+    'exec',
     'eval x 0',
     'evalsha x 0',
   ],

@@ -7,6 +7,10 @@ export interface RedisGate {
   hold(): void;
   /** Sends what was kept, in order, and lets traffic through again. */
   release(): void;
+  /** What was kept, as text. */
+  kept(): string;
+  /** Closes the connections with bytes kept, never sending those, and lets traffic through again. */
+  cut(): void;
   close(): Promise<void>;
 }
 
@@ -34,6 +38,15 @@ export async function startRedisGate(port: number): Promise<RedisGate> {
     release: () => {
       held = false;
       for (const pipe of pipes) for (const chunk of pipe.kept.splice(0)) pipe.upstream.write(chunk);
+    },
+    kept: () => pipes.map((pipe) => Buffer.concat(pipe.kept).toString()).join(''),
+    cut: () => {
+      held = false;
+      for (const pipe of pipes) {
+        if (pipe.kept.length === 0) continue;
+        pipe.kept = [];
+        pipe.client.destroy();
+      }
     },
     close: () => {
       for (const { client, upstream } of pipes) {

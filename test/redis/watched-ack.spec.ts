@@ -1,0 +1,155 @@
+import { Redis } from 'ioredis';
+import { claimEpochKey } from '../../libs/nest-redis-streams/src/keys/index.js';
+import { type ScriptedRedis, withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
+import { WATCHED_ACK_CONNECTION, WatchedAck } from '../../libs/nest-redis-streams/src/redis/watched-ack.js';
+import { redisUrl, unique, waitFor } from '../support/helpers.js';
+import { startRedisGate } from '../support/redis-gate.js';
+
+// CommonJS helper shared with the scripts: a private redis-server, for what must not touch the
+// shared one (a paused server, ACL users).
+const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {
+  startRedis(): Promise<{ url: string; stop(): Promise<void> }>;
+};
+
+// The plain XACK under WATCH of the claim epoch (redis/watched-ack.ts) against a real server. It
+// must ack only while the epoch is the stamp the ids were read under, from before the XACK to its
+// end, and never send its XACK unwatched.
+
+const GROUP = 'g';
+
+describe('acks under WATCH of the claim epoch', () => {
+  const closers: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    while (closers.length > 0) await closers.pop()!();
+  });
+
+  async function connect(
+    url = redisUrl(),
+    laneUrl = url,
+  ): Promise<{ redis: ScriptedRedis; lane: WatchedAck; refusals: Error[] }> {
+    const redis = withStreamScripts(new Redis(url, { maxRetriesPerRequest: 1 }));
+    // As the server opens it: ready before the first ack (without an offline queue, a command
+    // sent before then fails at once, and the ack would go to the script).
+    const laneConnection = new Redis(laneUrl, { ...WATCHED_ACK_CONNECTION, connectionName: 'nrs:acks:test', lazyConnect: true });
+    closers.push(
+      () => redis.quit(),
+      async () => laneConnection.disconnect(),
+    );
+    await laneConnection.connect();
+    const refusals: Error[] = [];
+    return { redis, lane: new WatchedAck(laneConnection, (err) => refusals.push(err)), refusals };
+  }
+
+  /** A stream with `count` entries read (pending) by "me", and its epoch set to `epoch`. */
+  async function pendingStream(redis: Redis, count: number, epoch = '1700000000000001') {
+    const stream = unique('watched-ack');
+    await redis.xgroup('CREATE', stream, GROUP, '0', 'MKSTREAM');
+    const pipeline = redis.pipeline();
+    for (let i = 0; i < count; i++) pipeline.xadd(stream, '*', 'i', String(i));
+    const ids = (await pipeline.exec())!.map(([, id]) => id as string);
+    await redis.xreadgroup('GROUP', GROUP, 'me', 'COUNT', count, 'STREAMS', stream, '>');
+    const key = claimEpochKey(stream, GROUP);
+    await redis.hset(key, 'n', epoch);
+    closers.push(() => redis.del(stream, key));
+    return { stream, key, ids, epoch };
+  }
+
+  async function owners(redis: Redis, stream: string): Promise<Record<string, string>> {
+    const rows = (await redis.xpending(stream, GROUP, '-', '+', 100)) as Row[];
+    return Object.fromEntries(rows.map(([id, consumer]) => [id, consumer]));
+  }
+
+  it('acks every id in one MULTI / XACK / EXEC while the epoch is the stamp', async () => {
+    const { redis, lane } = await connect();
+    const { stream, key, ids, epoch } = await pendingStream(redis, 30);
+    await expect(lane.ack(stream, GROUP, key, epoch, ids)).resolves.toBe(30);
+    expect(await owners(redis, stream)).toEqual({});
+    // An id acked already is not counted again: XACK's own count.
+    await expect(lane.ack(stream, GROUP, key, epoch, ids.slice(0, 3))).resolves.toBe(0);
+  });
+
+  it('acks nothing when a claim raised the epoch after the read, and leaves no WATCH behind', async () => {
+    const { redis, lane } = await connect();
+    const { stream, key, ids, epoch } = await pendingStream(redis, 3);
+    await redis.nrsClaimCounted(stream, key, GROUP, 'other', ids[0]);
+    await expect(lane.ack(stream, GROUP, key, epoch, ids)).resolves.toBeNull();
+    expect(await owners(redis, stream)).toEqual({ [ids[0]]: 'other', [ids[1]]: 'me', [ids[2]]: 'me' });
+    // Under the new epoch the next ack goes through: the refused one's WATCH was lifted (a
+    // lingering one would abort this EXEC only if the key moved, so move it between the two).
+    const now = (await redis.hget(key, 'n'))!;
+    await expect(lane.ack(stream, GROUP, key, now, [ids[1]])).resolves.toBe(1);
+  });
+
+  it('acks nothing when a claim raises the epoch between its WATCH and its EXEC', async () => {
+    const { redis, lane } = await connect();
+    const { stream, key, ids, epoch } = await pendingStream(redis, 3);
+    // The claim lands after the lane read the epoch (and found it unchanged), before its EXEC runs.
+    const laneRedis = lane.redis;
+    const multi = laneRedis.multi.bind(laneRedis);
+    laneRedis.multi = ((...args: Parameters<typeof multi>) => {
+      const transaction = multi(...args);
+      const exec = transaction.exec.bind(transaction);
+      transaction.exec = (async () => {
+        await redis.nrsClaimCounted(stream, key, GROUP, 'other', ids[2]);
+        return exec();
+      }) as typeof transaction.exec;
+      return transaction;
+    }) as typeof laneRedis.multi;
+    await expect(lane.ack(stream, GROUP, key, epoch, ids)).resolves.toBeNull();
+    expect(await owners(redis, stream)).toEqual({ [ids[0]]: 'me', [ids[1]]: 'me', [ids[2]]: 'other' });
+  });
+
+  it.each([
+    ['the epoch hash was lost (restart without persistence, eviction, DEL)', (r: Redis, key: string) => r.del(key)],
+    ['the group carries the CLAIM-read mark of version 0.2', (r: Redis, key: string) => r.hset(key, 'claim-reads', '1')],
+  ])('acks nothing when %s', async (_, change) => {
+    const { redis, lane } = await connect();
+    const { stream, key, ids, epoch } = await pendingStream(redis, 2);
+    await change(redis, key);
+    await expect(lane.ack(stream, GROUP, key, epoch, ids)).resolves.toBeNull();
+    expect(Object.keys(await owners(redis, stream))).toEqual(ids);
+  });
+
+  it('gives up, and never sends its transaction again, when the connection dies before Redis got it', async () => {
+    // The lane talks to Redis through a relay that keeps what it sends and then cuts it off: the
+    // MULTI / XACK / EXEC never reach Redis, as when a connection dies mid-write.
+    const gate = await startRedisGate(Number(new URL(redisUrl()).port));
+    closers.push(() => gate.close());
+    const { redis, lane } = await connect(redisUrl(), gate.url);
+    const { stream, key, ids, epoch } = await pendingStream(redis, 3);
+    const laneRedis = lane.redis;
+    const multi = laneRedis.multi.bind(laneRedis);
+    laneRedis.multi = ((...args: Parameters<typeof multi>) => {
+      gate.hold();
+      return multi(...args);
+    }) as typeof laneRedis.multi;
+    const ack = lane.ack(stream, GROUP, key, epoch, ids);
+    await waitFor(() => /exec/i.test(gate.kept()), 'the transaction to be sent');
+    laneRedis.multi = multi;
+    gate.cut();
+    // Settled by the close, not left hanging: ioredis never answers what it does not send again.
+    await expect(ack).resolves.toBeNull();
+    await waitFor(() => lane.redis.status === 'ready', 'the connection to come back');
+    // Sent again on the new connection, the transaction would have no WATCH and ack the entries;
+    // anything sent again runs before this ack, on the same connection.
+    const { stream: other, key: otherKey, ids: otherIds } = await pendingStream(redis, 1);
+    await expect(lane.ack(other, GROUP, otherKey, epoch, otherIds)).resolves.toBe(1);
+    expect(Object.keys(await owners(redis, stream))).toEqual(ids);
+  });
+
+  it('reports a user without WATCH once and leaves every later ack to the script', async () => {
+    const own = await startRedis();
+    closers.push(() => own.stop());
+    const admin = new Redis(own.url);
+    closers.push(() => admin.quit());
+    await admin.call('ACL', 'SETUSER', 'nowatch', 'on', '>pw', '~*', '&*', '+@all', '-watch');
+    const { redis, lane, refusals } = await connect(own.url.replace('redis://', 'redis://nowatch:pw@'));
+    const { stream, key, ids, epoch } = await pendingStream(redis, 2);
+    await expect(lane.ack(stream, GROUP, key, epoch, [ids[0]])).resolves.toBeNull();
+    await expect(lane.ack(stream, GROUP, key, epoch, [ids[1]])).resolves.toBeNull();
+    expect(refusals.map((err) => err.message)).toEqual([expect.stringMatching(/^NOPERM .*watch/i)]);
+    expect(Object.keys(await owners(redis, stream))).toEqual(ids);
+    // The second ack sent nothing: Redis saw one WATCH, refused.
+    expect(await admin.info('commandstats')).toMatch(/cmdstat_watch:calls=0,.*rejected_calls=1\b/);
+  });
+});
