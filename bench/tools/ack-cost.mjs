@@ -4,7 +4,10 @@
 //   REDIS_URL=redis://127.0.0.1:6379 node bench/tools/ack-cost.mjs [--entries=100000] [--batch=400] [--rounds=2]
 //
 //   xack      XACK of `batch` ids, as the hand-written loop sends it
+//   watched   what the transport sends under the claim epoch Redis holds: WATCH + HMGET of the
+//             epoch, then MULTI / the same XACK / EXEC, on a connection of its own
 //   fast      the ack script read under the claim epoch Redis holds: HMGET, then the same XACK
+//             (the transport's cheap ack before WATCH; still the path of cluster connections)
 //   checked   the ack script with no epoch (or a moved one): consumer-filtered XPENDING rows, then XACK
 // Each variant acks `entries` entries one consumer has pending; Redis' own CPU is INFO cpu
 // (used_cpu_user + used_cpu_sys) before and after, divided by entries. Reads and XADDs are outside
@@ -12,6 +15,7 @@
 import { Redis } from 'ioredis';
 import { claimEpochKey } from '../../libs/nest-redis-streams/dist/keys/index.js';
 import { withStreamScripts } from '../../libs/nest-redis-streams/dist/redis/scripts.js';
+import { WATCHED_ACK_CONNECTION, WatchedAck } from '../../libs/nest-redis-streams/dist/redis/watched-ack.js';
 
 const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const ENTRIES = arg('entries', 100_000);
@@ -19,7 +23,10 @@ const BATCH = arg('batch', 400);
 const ROUNDS = arg('rounds', 2);
 const EPOCH = '1000000000000001';
 
-const redis = withStreamScripts(new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'));
+const URL_ = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const redis = withStreamScripts(new Redis(URL_));
+const lane = new WatchedAck(new Redis(URL_, { ...WATCHED_ACK_CONNECTION, lazyConnect: true }));
+await lane.redis.connect();
 const cpuUs = async () => {
   const info = await redis.info('cpu');
   const field = (name) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)[1]);
@@ -44,11 +51,14 @@ async function pendingIds(stream) {
 
 const send = {
   xack: (stream, _key, ids) => redis.xack(stream, 'g', ...ids),
+  watched: async (stream, key, ids) => {
+    if ((await lane.ack(stream, 'g', key, EPOCH, ids)) === null) throw new Error('The watched ack did not take.');
+  },
   fast: (stream, key, ids) => redis.nrsAckUnderEpoch(stream, key, 'g', 'c', ids[0], ids[ids.length - 1], EPOCH, ...ids),
   checked: (stream, key, ids) => redis.nrsAckUnderEpoch(stream, key, 'g', 'c', ids[0], ids[ids.length - 1], '', ...ids),
 };
 
-const results = { xack: [], fast: [], checked: [] };
+const results = Object.fromEntries(Object.keys(send).map((variant) => [variant, []]));
 for (let round = 0; round < ROUNDS; round++) {
   for (const variant of Object.keys(send)) {
     const stream = `bench:ack-cost:${variant}:${process.pid}:${round}`;
@@ -70,3 +80,4 @@ for (const variant of Object.keys(send)) {
   console.log(`  ${variant.padEnd(8)} ${us.toFixed(2)} µs  (${(us / least(results.xack)).toFixed(2)}× xack)`);
 }
 redis.disconnect();
+lane.redis.disconnect();

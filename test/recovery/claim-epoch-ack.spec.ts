@@ -77,31 +77,38 @@ describe('acks under the claim epoch', () => {
     expect(Number(((await client.xpending(stream, 'nest')) as [number])[0])).toBe(0);
   }, 60_000);
 
-  it('acks every entry through the script, and says why once, for a user Redis refuses WATCH', async () => {
-    const own = await startRedis();
-    closers.push(() => own.stop());
-    const admin = new Redis(own.url, { maxRetriesPerRequest: 1 });
-    closers.push(() => admin.quit());
-    await admin.call('ACL', 'SETUSER', 'nowatch', 'on', '>pw', '~*', '&*', '+@all', '-watch');
-    const warn = jest.spyOn(Logger.prototype, 'warn');
-    closers.push(async () => warn.mockRestore());
-    const stream = unique('epoch-nowatch');
-    @Controller()
-    class Quick {
-      @EventPattern(stream)
-      handle() {}
-    }
-    const connection = own.url.replace('redis://', 'redis://nowatch:pw@');
-    const { app, server } = await startMicroservice([Quick], { connection, consumer: 'nowatch', ...quiet });
-    closers.push(() => app.close());
-    const acks = ackCounter(server);
-    await warmUp(admin, stream, acks);
-    for (let i = 0; i < 40; i++) await admin.xadd(stream, '*', 'data', JSON.stringify({ i }));
-    await acks.until(42);
-    expect(Number(((await admin.xpending(stream, 'nest')) as [number])[0])).toBe(0);
-    const refused = warn.mock.calls.filter(([message]) => String(message).includes('refused the cheap ack'));
-    expect(refused).toEqual([[expect.stringContaining('ACL SETUSER nowatch +watch +unwatch +multi +exec')]]);
-  }, 60_000);
+  it.each(['watch', 'multi', 'exec'])(
+    'acks every entry through the script, and says why once, for a user Redis refuses %s',
+    async (refused) => {
+      const own = await startRedis();
+      closers.push(() => own.stop());
+      const admin = new Redis(own.url, { maxRetriesPerRequest: 1 });
+      closers.push(() => admin.quit());
+      await admin.call('ACL', 'SETUSER', 'nowatch', 'on', '>pw', '~*', '&*', '+@all', `-${refused}`);
+      const warn = jest.spyOn(Logger.prototype, 'warn');
+      closers.push(async () => warn.mockRestore());
+      const stream = unique('epoch-nowatch');
+      @Controller()
+      class Quick {
+        @EventPattern(stream)
+        handle() {}
+      }
+      const connection = own.url.replace('redis://', 'redis://nowatch:pw@');
+      const { app, server } = await startMicroservice([Quick], { connection, consumer: 'nowatch', ...quiet });
+      closers.push(() => app.close());
+      const acks = ackCounter(server);
+      await warmUp(admin, stream, acks);
+      for (let i = 0; i < 40; i++) await admin.xadd(stream, '*', 'data', JSON.stringify({ i }));
+      await acks.until(42);
+      expect(Number(((await admin.xpending(stream, 'nest')) as [number])[0])).toBe(0);
+      const warned = warn.mock.calls.filter(([message]) => String(message).includes('refused the cheap ack'));
+      expect(warned).toEqual([[expect.stringContaining('ACL SETUSER nowatch +watch +unwatch +multi +exec')]]);
+      // Without MULTI or EXEC the connection is not kept: an XACK behind a refused MULTI would run unwatched.
+      const clients = String(await admin.call('CLIENT', 'LIST'));
+      expect(clients.includes('name=nrs:acks:nowatch ')).toBe(refused === 'watch');
+    },
+    60_000,
+  );
 
   it.each([
     [

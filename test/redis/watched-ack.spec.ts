@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { type Command, Redis } from 'ioredis';
 import { claimEpochKey } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { type ScriptedRedis, withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
 import { WATCHED_ACK_CONNECTION, WatchedAck } from '../../libs/nest-redis-streams/src/redis/watched-ack.js';
@@ -16,6 +16,26 @@ const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {
 // end, and never send its XACK unwatched.
 
 const GROUP = 'g';
+type Row = [id: string, consumer: string, idle: number, deliveries: number];
+
+/**
+ * Runs `before` when the lane sends its MULTI and holds the MULTI, and everything sent after it,
+ * until `before` is done: what lands there lands between the lane's check and its transaction.
+ * Returns the undo.
+ */
+function beforeTransaction(redis: Redis, before: () => Promise<unknown>): () => Promise<void> {
+  const send = redis.sendCommand.bind(redis);
+  let held: Promise<unknown> | null = null;
+  redis.sendCommand = ((command: Command, stream?: unknown) => {
+    if (command.name === 'multi') held ??= before();
+    if (!held) return send(command, stream as never);
+    void held.then(() => send(command, stream as never));
+    return command.promise;
+  }) as typeof redis.sendCommand;
+  return async () => {
+    redis.sendCommand = send;
+  };
+}
 
 describe('acks under WATCH of the claim epoch', () => {
   const closers: Array<() => Promise<unknown>> = [];
@@ -84,17 +104,7 @@ describe('acks under WATCH of the claim epoch', () => {
     const { redis, lane } = await connect();
     const { stream, key, ids, epoch } = await pendingStream(redis, 3);
     // The claim lands after the lane read the epoch (and found it unchanged), before its EXEC runs.
-    const laneRedis = lane.redis;
-    const multi = laneRedis.multi.bind(laneRedis);
-    laneRedis.multi = ((...args: Parameters<typeof multi>) => {
-      const transaction = multi(...args);
-      const exec = transaction.exec.bind(transaction);
-      transaction.exec = (async () => {
-        await redis.nrsClaimCounted(stream, key, GROUP, 'other', ids[2]);
-        return exec();
-      }) as typeof transaction.exec;
-      return transaction;
-    }) as typeof laneRedis.multi;
+    closers.push(beforeTransaction(lane.redis, () => redis.nrsClaimCounted(stream, key, GROUP, 'other', ids[2])));
     await expect(lane.ack(stream, GROUP, key, epoch, ids)).resolves.toBeNull();
     expect(await owners(redis, stream)).toEqual({ [ids[0]]: 'me', [ids[1]]: 'me', [ids[2]]: 'other' });
   });
@@ -117,15 +127,10 @@ describe('acks under WATCH of the claim epoch', () => {
     closers.push(() => gate.close());
     const { redis, lane } = await connect(redisUrl(), gate.url);
     const { stream, key, ids, epoch } = await pendingStream(redis, 3);
-    const laneRedis = lane.redis;
-    const multi = laneRedis.multi.bind(laneRedis);
-    laneRedis.multi = ((...args: Parameters<typeof multi>) => {
-      gate.hold();
-      return multi(...args);
-    }) as typeof laneRedis.multi;
+    const restore = beforeTransaction(lane.redis, async () => gate.hold());
     const ack = lane.ack(stream, GROUP, key, epoch, ids);
     await waitFor(() => /exec/i.test(gate.kept()), 'the transaction to be sent');
-    laneRedis.multi = multi;
+    await restore();
     gate.cut();
     // Settled by the close, not left hanging: ioredis never answers what it does not send again.
     await expect(ack).resolves.toBeNull();

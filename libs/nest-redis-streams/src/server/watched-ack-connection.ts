@@ -20,5 +20,17 @@ export async function openWatchedAck(
   if (checkEveryAck || isClusterConnection(connection)) return undefined;
   const redis = prepare(createRedisConnection(connection, `acks:${consumer}`, WATCHED_ACK_CONNECTION));
   await connectOrExplain(redis, connection);
-  return new WatchedAck(redis, (err) => logger.warn(SERVER_MESSAGES.watchedAckRefused(aclUserOf(connection), err.message)));
+  const refused = (err: Error) => logger.warn(SERVER_MESSAGES.watchedAckRefused(aclUserOf(connection), err.message));
+  // A MULTI the ACL refuses would leave the XACK sent behind it to run on its own, unwatched:
+  // without MULTI and EXEC the connection is not used at all.
+  try {
+    await redis.call('MULTI');
+    await redis.call('EXEC');
+  } catch (err) {
+    // Anything else (the connection dropped just then) costs only the cheap ack, never the start.
+    redis.disconnect();
+    if (err instanceof Error && err.message.includes('NOPERM')) refused(err);
+    return undefined;
+  }
+  return new WatchedAck(redis, refused);
 }
