@@ -1,4 +1,4 @@
-import { aclFixFor, aclUserOf, explainAclError, isScriptPermissionError } from './acl-hint.js';
+import { aclFixFor, aclUserOf, explainAclError, isPermissionError, isScriptPermissionError } from './acl-hint.js';
 
 describe('ACL hints', () => {
   it('turns a refused command into the ACL SETUSER line that grants it (subcommands included)', () => {
@@ -11,6 +11,14 @@ describe('ACL hints', () => {
       'NOPERM this user has no permissions to run the \'xautoclaim\' command. Redis user "nrs-consumer" lacks this permission; ' +
         'grant it with `ACL SETUSER nrs-consumer +xautoclaim` (docs/production.md, "Production kit", lists what each role needs).',
     );
+  });
+
+  it('tells an ACL refusal from other errors, whatever the server words it', () => {
+    expect(isPermissionError(new Error("NOPERM this user has no permissions to run the 'watch' command"))).toBe(true);
+    expect(isPermissionError(new Error("NOPERM User app has no permissions to run the 'multi' command"))).toBe(true);
+    expect(isPermissionError(new Error('ERR EXEC without MULTI'))).toBe(false);
+    expect(isPermissionError(new Error('Connection is closed.'))).toBe(false);
+    expect(isPermissionError('NOPERM as a string, not an Error')).toBe(false);
   });
 
   it('names key patterns for a refused key, and leaves other errors alone', () => {

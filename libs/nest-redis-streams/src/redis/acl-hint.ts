@@ -1,6 +1,11 @@
 import type { RedisConnectionOptions } from '../interfaces/connection-options.interface.js';
 import { isClusterConnection } from './connection.factory.js';
 
+/** Redis refused the command by ACL (a NOPERM reply, any server's wording). */
+export function isPermissionError(err: unknown): boolean {
+  return err instanceof Error && /\bNOPERM\b/.test(err.message);
+}
+
 /**
  * The `ACL SETUSER` line that grants what a NOPERM reply refused, or null for any other error.
  * Redis names the command (with its subcommand, `xinfo|stream`) but, before 7.2, not the user:

@@ -1,4 +1,5 @@
 import { Command, type Redis } from 'ioredis';
+import { isPermissionError } from './acl-hint.js';
 
 // The cheap ack without Lua. The ack script (lua/claim-epoch.ts) checks the claim epoch and
 // sends XACK in one call, but every id passes through Lua on the way in and out: on Redis 8.6
@@ -53,9 +54,9 @@ export class WatchedAck {
     const turn = this.queue.then(() =>
       this.watchedXack(stream, group, claimEpochKey, readUnder, ids).catch((err: unknown) => {
         // Whatever failed here, the script finds out again and reports it (a missing group, OOM…).
-        if (err instanceof Error && err.message.includes('NOPERM') && !this.refused) {
+        if (isPermissionError(err) && !this.refused) {
           this.refused = true;
-          this.onRefused(err);
+          this.onRefused(err as Error);
         }
         this.send('unwatch', []).catch(() => undefined);
         return null;

@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { RedisConnectionOptions } from '../interfaces/connection-options.interface.js';
-import { aclUserOf } from '../redis/acl-hint.js';
+import { aclUserOf, isPermissionError } from '../redis/acl-hint.js';
 import { connectOrExplain } from '../redis/connect.js';
 import { createRedisConnection, isClusterConnection } from '../redis/connection.factory.js';
 import { WATCHED_ACK_CONNECTION, WatchedAck } from '../redis/watched-ack.js';
@@ -29,7 +29,7 @@ export async function openWatchedAck(
   } catch (err) {
     // Anything else (the connection dropped just then) costs only the cheap ack, never the start.
     redis.disconnect();
-    if (err instanceof Error && err.message.includes('NOPERM')) refused(err);
+    if (isPermissionError(err)) refused(err as Error);
     return undefined;
   }
   return new WatchedAck(redis, refused);
