@@ -120,6 +120,59 @@ describe('acks under WATCH of the claim epoch', () => {
     expect(Object.keys(await owners(redis, stream))).toEqual(ids);
   });
 
+  /** Asks for several acks in one turn, as busy consumers of one server do: they share a step. */
+  function ackTogether(lane: WatchedAck, asks: Array<{ stream: string; key: string; epoch: string; ids: string[] }>) {
+    return Promise.all(asks.map(({ stream, key, epoch, ids }) => lane.ack(stream, GROUP, key, epoch, ids)));
+  }
+
+  it('acks the batches of several streams asked together in one WATCH / MULTI / EXEC, each with its count', async () => {
+    const { redis, lane } = await connect();
+    const streams = [await pendingStream(redis, 4), await pendingStream(redis, 2), await pendingStream(redis, 3)];
+    const sent: string[] = [];
+    const send = lane.redis.sendCommand.bind(lane.redis);
+    lane.redis.sendCommand = ((command: Command, stream?: unknown) => {
+      sent.push(command.name);
+      return send(command, stream as never);
+    }) as typeof lane.redis.sendCommand;
+    closers.push(async () => (lane.redis.sendCommand = send));
+    // The first ack takes a step of its own; the two asked while it runs share the next.
+    const first = lane.ack(streams[0].stream, GROUP, streams[0].key, streams[0].epoch, streams[0].ids);
+    await waitFor(() => sent.includes('watch'), 'the first step to begin');
+    await expect(ackTogether(lane, streams.slice(1))).resolves.toEqual([2, 3]);
+    await expect(first).resolves.toBe(4);
+    for (const { stream } of streams) expect(await owners(redis, stream)).toEqual({});
+    expect(sent.filter((name) => name === 'exec')).toHaveLength(2);
+    expect(sent.filter((name) => name === 'xack')).toHaveLength(3);
+  });
+
+  it('keeps a step to 4,000 ids: two batches of 3,000 asked together go in a step each', async () => {
+    const own = await startRedis(); // its own: commandstats count every client's calls
+    closers.push(() => own.stop());
+    const { redis, lane } = await connect(own.url);
+    const [a, b] = [await pendingStream(redis, 3_000), await pendingStream(redis, 3_000)];
+    await redis.config('RESETSTAT');
+    await expect(ackTogether(lane, [a, b])).resolves.toEqual([3_000, 3_000]);
+    expect(await redis.info('commandstats')).toMatch(/cmdstat_exec:calls=2,/);
+  });
+
+  it("acks the others of a step when one stream's epoch moved, and leaves that one to the script", async () => {
+    const { redis, lane } = await connect();
+    const [a, b] = [await pendingStream(redis, 2), await pendingStream(redis, 2)];
+    await redis.nrsClaimCounted(a.stream, a.key, GROUP, 'other', a.ids[0]);
+    await expect(ackTogether(lane, [a, b])).resolves.toEqual([null, 2]);
+    expect(await owners(redis, a.stream)).toEqual({ [a.ids[0]]: 'other', [a.ids[1]]: 'me' });
+    expect(await owners(redis, b.stream)).toEqual({});
+  });
+
+  it('acks nothing of a step when a claim on any of its streams lands between the WATCH and the EXEC', async () => {
+    const { redis, lane } = await connect();
+    const [a, b] = [await pendingStream(redis, 2), await pendingStream(redis, 2)];
+    closers.push(beforeTransaction(lane.redis, () => redis.nrsClaimCounted(b.stream, b.key, GROUP, 'other', b.ids[1])));
+    await expect(ackTogether(lane, [a, b])).resolves.toEqual([null, null]);
+    expect(Object.keys(await owners(redis, a.stream))).toEqual(a.ids);
+    expect(await owners(redis, b.stream)).toEqual({ [b.ids[0]]: 'me', [b.ids[1]]: 'other' });
+  });
+
   it('gives up, and never sends its transaction again, when the connection dies before Redis got it', async () => {
     // The lane talks to Redis through a relay that keeps what it sends and then cuts it off: the
     // MULTI / XACK / EXEC never reach Redis, as when a connection dies mid-write.

@@ -23,11 +23,32 @@ export const WATCHED_ACK_CONNECTION = { autoResendUnfulfilledCommands: false, en
 /** A step abandoned because the connection closed under it; the script acks instead. */
 class ConnectionClosedError extends Error {}
 
+/**
+ * Most ids one step acks. The acks of several consumers (one per stream and group) that wait
+ * together go in one step, so a server with many busy streams does not queue each behind the
+ * others; the bound keeps one EXEC short (Redis runs it in one go).
+ */
+const MAX_IDS_PER_STEP = 4_000;
+
+/** One consumer's ack batch waiting for its step. */
+interface WatchedAckRequest {
+  readonly stream: string;
+  readonly group: string;
+  readonly claimEpochKey: string;
+  readonly readUnder: string;
+  readonly ids: readonly string[];
+  readonly settle: (acked: number | null) => void;
+}
+
 export class WatchedAck {
   /** Raised on every close: a WATCH holds only while it is unchanged. */
   private connectionGeneration = 0;
-  /** One ack at a time: a second WATCH or EXEC would change what the first one watches. */
-  private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * One step at a time: a second WATCH or EXEC would change what the first one watches. What
+   * waits meanwhile goes in the next step together.
+   */
+  private waiting: WatchedAckRequest[] = [];
+  private stepping = false;
   private abandonStep: ((err: Error) => void) | null = null;
   /** Set when Redis refuses WATCH, MULTI or EXEC to this user (ACL): every ack is the script's. */
   private refused = false;
@@ -51,49 +72,92 @@ export class WatchedAck {
   ack(stream: string, group: string, claimEpochKey: string, readUnder: string, ids: readonly string[]): Promise<number | null> {
     // Refused once: a later MULTI could be refused too, and the XACK behind it would run unwatched.
     if (this.refused) return Promise.resolve(null);
-    const turn = this.queue.then(() =>
-      this.watchedXack(stream, group, claimEpochKey, readUnder, ids).catch((err: unknown) => {
-        // Whatever failed here, the script finds out again and reports it (a missing group, OOM…).
-        if (isPermissionError(err) && !this.refused) {
-          this.refused = true;
-          this.onRefused(err as Error);
-        }
-        this.send('unwatch', []).catch(() => undefined);
-        return null;
-      }),
-    );
-    this.queue = turn;
-    return turn;
+    return new Promise((settle) => {
+      this.waiting.push({ stream, group, claimEpochKey, readUnder, ids, settle });
+      if (this.stepping) return;
+      this.stepping = true;
+      // A microtask later: acks asked in this same turn (several consumers' flushes) share the step.
+      queueMicrotask(() => void this.stepThroughWaiting());
+    });
   }
 
-  private async watchedXack(
-    stream: string,
-    group: string,
-    claimEpochKey: string,
-    readUnder: string,
-    ids: readonly string[],
-  ): Promise<number | null> {
-    if (this.redis.status !== 'ready') return null;
+  private async stepThroughWaiting(): Promise<void> {
+    while (this.waiting.length > 0) {
+      const requests = this.nextStep();
+      const answers = this.refused ? requests.map(() => null) : await this.ackInOneStep(requests);
+      requests.forEach((request, i) => request.settle(answers[i]));
+    }
+    this.stepping = false;
+  }
+
+  /** The oldest waiting requests, up to MAX_IDS_PER_STEP ids (always at least one). */
+  private nextStep(): WatchedAckRequest[] {
+    let ids = this.waiting[0].ids.length;
+    let count = 1;
+    while (count < this.waiting.length && ids + this.waiting[count].ids.length <= MAX_IDS_PER_STEP) {
+      ids += this.waiting[count].ids.length;
+      count++;
+    }
+    return this.waiting.splice(0, count);
+  }
+
+  private async ackInOneStep(requests: WatchedAckRequest[]): Promise<Array<number | null>> {
+    try {
+      return await this.watchedXacks(requests);
+    } catch (err) {
+      // Whatever failed here, the script finds out again and reports it (a missing group, OOM…).
+      this.noteRefusal(err);
+      this.send('unwatch', []).catch(() => undefined);
+      return requests.map(() => null);
+    }
+  }
+
+  private noteRefusal(err: unknown): void {
+    if (!isPermissionError(err) || this.refused) return;
+    this.refused = true;
+    this.onRefused(err as Error);
+  }
+
+  /**
+   * WATCH of every request's epoch hash and a read of each; then one MULTI with the XACK of each
+   * request whose epoch is its stamp, and EXEC. A change to any watched hash aborts the EXEC, and
+   * every request of the step goes to the script (too cautious for the others, never unsafe).
+   */
+  private async watchedXacks(requests: WatchedAckRequest[]): Promise<Array<number | null>> {
+    const none = requests.map(() => null);
+    if (this.redis.status !== 'ready') return none;
     const generation = this.connectionGeneration;
-    const watched = this.send('watch', [claimEpochKey]);
-    const [, row] = await this.step(Promise.all([watched, this.send('hmget', [claimEpochKey, 'n', 'claim-reads'])]));
-    if (generation !== this.connectionGeneration) return null;
-    const [epoch, claimReads] = row as Array<string | null>;
-    if (epoch !== readUnder || claimReads !== null) {
-      // The next ack WATCHes afresh; this one must not stay watched and abort it.
+    const keys = [...new Set(requests.map((request) => request.claimEpochKey))];
+    const watched = this.send('watch', keys);
+    const reads = keys.map((key) => this.send('hmget', [key, 'n', 'claim-reads']));
+    const [, ...rows] = (await this.step(Promise.all([watched, ...reads]))) as [unknown, ...Array<Array<string | null>>];
+    if (generation !== this.connectionGeneration) return none;
+    // The epoch each hash holds; none where the group carries version 0.2's CLAIM-read mark.
+    const epochOf = new Map(keys.map((key, i) => [key, rows[i][1] === null ? rows[i][0] : null]));
+    const acking = requests.map((request) => epochOf.get(request.claimEpochKey) === request.readUnder);
+    if (!acking.includes(true)) {
+      // The next step WATCHes afresh; this one must not stay watched and abort it.
       await this.step(this.send('unwatch', []));
-      return null;
+      return none;
     }
     // Written in this same turn of the event loop as the check above: no reconnect can come in
     // between. A command that fails to queue makes the EXEC fail as a whole (EXECABORT). A MULTI
     // refused (the server checked it can run at start: openWatchedAck) ends the lane.
     const began = this.send('multi', []);
-    this.send('xack', [stream, group, ...ids]).catch(() => undefined);
+    requests.forEach((request, i) => {
+      if (acking[i]) this.send('xack', [request.stream, request.group, ...request.ids]).catch(() => undefined);
+    });
     const [, done] = (await this.step(Promise.all([began, this.send('exec', [])]))) as [unknown, unknown[] | null];
-    // null: the epoch hash changed after the WATCH (a claim, or it was recreated).
-    if (done === null) return null;
-    if (done[0] instanceof Error) throw done[0];
-    return Number(done[0]);
+    // null: an epoch hash changed after the WATCH (a claim, or it was recreated).
+    if (done === null) return none;
+    let reply = 0;
+    return requests.map((_, i) => {
+      if (!acking[i]) return null;
+      const acked = done[reply++];
+      if (!(acked instanceof Error)) return Number(acked);
+      this.noteRefusal(acked);
+      return null;
+    });
   }
 
   /**
