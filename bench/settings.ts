@@ -55,17 +55,15 @@ export const CLUSTER = { entries: 100_000, partitions: 6, masters: 3 };
 export const PREFILL_BATCH = 5_000;
 
 /**
- * Targets from issue 7: p99 ≤ 2 ms is the issue's latency target (Redis' own figure in STREAMS.md,
- * "Figures to beat", is 99.9 % within 2 ms; the table shows both percentiles).
- */
-/**
- * Issue 15's restated targets: the reference is the hand-written loop in a process with NestJS
- * loaded (what a Nest app's own loop would be), measured in the same run.
- * - drainRatio: row 2 (and 2d) against the loop of row 1;
+ * The targets the table marks, against references measured in the same run (issue 15 made the
+ * references the hand-written loop, and for p99 and memory that loop in a process with NestJS
+ * loaded; issue 29 raised the drain target and added Redis' CPU):
+ * - drainRatio: row 2 (tuned) against the loop of row 1;
+ * - redisCpuRatio: redis-server CPU per entry of row 2 against row 1's, least of the rounds;
  * - p99Ratio: the transport's p99 at 5,000/s against the NestJS-loaded loop's p99;
  * - memoryRatio: the transport's peak RSS draining 1M entries against that loop's peak.
  */
-export const TARGETS = { drainRatio: 0.75, p99Ratio: 1.2, memoryRatio: 1.1 };
+export const TARGETS = { drainRatio: 0.95, redisCpuRatio: 1.2, p99Ratio: 1.2, memoryRatio: 1.1 };
 
 /**
  * The defaults set (issue 15): this transport with no tuning options, concurrency 1 with each
@@ -75,7 +73,10 @@ export const TARGETS = { drainRatio: 0.75, p99Ratio: 1.2, memoryRatio: 1.1 };
 export const DEFAULTS_SET = {
   entries: 50_000,
   prefetchCounts: [1, 16, 32, 64, 128, 256],
-  /** Issue 15's targets for no options at all: × the other transport, × the hand-written loop. */
+  /**
+   * Targets for no options at all: ≥ 3× the other transport in every round (issue 15) and ≥ 0.8×
+   * the hand-written loop in the median round (issue 29).
+   */
   otherRatio: 3,
-  rawRatio: 0.35,
+  rawRatio: 0.8,
 };
