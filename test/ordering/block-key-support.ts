@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
 import type { Redis } from 'ioredis';
-import { RetryLater, type StreamHandlerOptions } from 'nest-redis-streams';
+import { NonRetryableError, RetryLater, type StreamHandlerOptions } from 'nest-redis-streams';
 import { blockedKeysKey, heldEntriesKey } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { startMicroservice } from '../support/helpers.js';
 
@@ -29,7 +29,8 @@ export function waiting(redis: Redis, stream: string, key: string, group = 'nest
 /**
  * A block-key consumer of foreign entries `{ k, n }`: records `k:n` of every run that succeeded,
  * in order, and fails the runs `failures` says to (by `k:n`, a count of failures still to come;
- * an entry with a field `later` throws `RetryLater(later)` instead).
+ * an entry with a field `later` throws `RetryLater(later)` instead, one with `fatal` a
+ * NonRetryableError).
  */
 export async function startBlockKeyConsumer(
   closers: Array<() => Promise<unknown>>,
@@ -42,11 +43,12 @@ export async function startBlockKeyConsumer(
   @Controller()
   class BlockKeyHandler {
     @EventPattern(stream, { orderingKey: 'k', onDeadLetter: 'block-key', concurrency: 4, maxDeliveries: 2, ...extras })
-    handle(@Payload() data: { k: string; n: string; later?: string }) {
+    handle(@Payload() data: { k: string; n: string; later?: string; fatal?: string }) {
       const name = `${data.k}:${data.n}`;
       const left = failures.get(name) ?? 0;
       if (left > 0) {
         failures.set(name, left - 1);
+        if (data.fatal) throw new NonRetryableError(`${name} can never pass`);
         throw data.later ? new RetryLater(Number(data.later)) : new Error(`${name} is poison`);
       }
       done.push(name);
@@ -58,5 +60,5 @@ export async function startBlockKeyConsumer(
   return { ...started, done };
 }
 
-/** The runs of `key` among `done`, in order. */
-export const runsOf = (done: string[], key: string) => done.filter((name) => name.startsWith(`${key}:`));
+/** The runs of `key` among `done`, in order (split at the last ':': a key may hold ':' or be ''). */
+export const runsOf = (done: string[], key: string) => done.filter((name) => name.slice(0, name.lastIndexOf(':')) === key);

@@ -89,14 +89,15 @@ export class EntryWrites implements WriteTarget {
 
   /**
    * Parks one entry in this consumer's dead-letter stream (see dead-letter/park-entry.ts); with
-   * `blockKey` (block-key handlers), its ordering key's block becomes `parked` in the same script.
+   * `blockKey` (block-key handlers), its ordering key's block becomes `parked` in the same script
+   * (null: the key is not known, the script finds the block this entry holds).
    */
   park(
     id: string,
     requireOwner: boolean,
     metadata: readonly string[],
     fallbackFields: readonly string[],
-    blockKey?: string,
+    blockKey?: string | null,
   ): Promise<string | null | Fenced> {
     const park: ParkWrite = {
       id,

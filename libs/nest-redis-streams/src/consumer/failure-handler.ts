@@ -143,9 +143,9 @@ export class FailureHandler {
     const dlq = this.options.deadLetterStream;
     const metadata = deadLetterMetadata({ reason, stream, id: entry.id, group, consumer, deliveries: entry.deliveries, error });
     if (blockKey !== undefined) metadata.push(ENVELOPE.blockedKey, blockKey);
-    // Block-key handlers, key unknown (payload trimmed, undecodable): '' has the park script look
-    // for a block this entry holds, so its dead letter still releases the key.
-    const parkKey = blockKey ?? (this.blocks === null ? undefined : '');
+    // Block-key handlers, key unknown (payload trimmed, undecodable): null has the park script look
+    // for a block this entry holds, so its dead letter still releases the key. Not '': that is a key.
+    const parkKey = blockKey ?? (this.blocks === null ? undefined : null);
     // Until the write's answer is handled, a lease renewal may find the entry gone from the PEL:
     // by this very write, not by another consumer's claim (see ConsumerSlots.markLost).
     entry.parking = true;

@@ -97,19 +97,22 @@ export function ackAndRelease(
 }
 
 /**
- * The park of a block-key handler's entry (DEAD_LETTER_IF_OWNED's arguments after `key`), marking
- * its key parked in the same script. Null when not owned or no generation is held.
+ * The park of an entry of a block-key group (DEAD_LETTER_IF_OWNED's arguments after `key`), marking
+ * its key parked in the same script. `key` null: not known (payload trimmed, undecodable, an
+ * operator's park): the script finds the block this entry holds, if any. Any string is a key, the
+ * empty one too. Null when not owned or no generation is held.
  */
 export async function parkAndBlock(
   redis: Redis,
   target: WriteTarget,
   deadLetterStream: string,
-  key: string,
+  key: string | null,
   parkArgs: string[],
 ): Promise<string | null | Fenced> {
   const { stream, group } = target;
   const scripts: [LeanScript<string | null>, LeanScript<string | null | 0>] = [SCRIPTS.parkAndBlock, SCRIPTS.parkAndBlockFenced];
-  return runAs(redis, target, scripts, [stream, deadLetterStream, blockedKeysKey(stream, group)], [key, ...parkArgs]);
+  const keyArgs = key === null ? ['0', ''] : ['1', key];
+  return runAs(redis, target, scripts, [stream, deadLetterStream, blockedKeysKey(stream, group)], [...keyArgs, ...parkArgs]);
 }
 
 /** What an operator's release did: see RELEASE_BLOCKED_KEY. */

@@ -15,8 +15,12 @@ export interface ParkWrite {
   readonly metadata: readonly string[];
   /** The fields held in memory, escaped: only written when the payload was trimmed meanwhile. */
   readonly fallbackFields?: readonly string[];
-  /** `onDeadLetter: 'block-key'`: the entry's ordering key, whose block becomes `parked` in the same script. */
-  readonly blockKey?: string;
+  /**
+   * `onDeadLetter: 'block-key'` (or an operator's park, which cannot tell): the entry's ordering
+   * key, whose block becomes `parked` in the same script; null when the key is not known: the
+   * script finds the block this entry holds, if any. Any string is a key, '' too.
+   */
+  readonly blockKey?: string | null;
 }
 
 /**

@@ -125,23 +125,32 @@ saveBlock(KEYS[2], ARGV[4], ARGV[3], 'failing', '', '', since)
 return 'blocked'`;
 
 /**
- * The park of a block-key handler's entry: DEAD_LETTER_IF_OWNED (same ARGV after the first) and,
- * in the same script, the key's block becomes 'parked' with the dead letter's id. KEYS[1] stream,
- * KEYS[2] dead-letter stream, KEYS[3] blocked-keys hash; ARGV[1] the ordering key, '' when unknown
- * (payload trimmed, or undecodable): then the blocks are searched for one this entry is the
+ * The park of an entry of a block-key group: DEAD_LETTER_IF_OWNED (same ARGV after the first two)
+ * and, in the same script, the key's block becomes 'parked' with the dead letter's id. KEYS[1]
+ * stream, KEYS[2] dead-letter stream, KEYS[3] blocked-keys hash; ARGV[1] '1' when the ordering key
+ * is known, '0' when not, ARGV[2] the key (any string, '' included; ignored with '0'). The key is
+ * unknown for a payload trimmed or undecodable, and for an operator's park (the operations layer
+ * does not know the handler's orderingKey): then the blocks are searched for one this entry is the
  * blocker or released copy of, and the dead letter gets that key's `nrs:blocked_key`, so that its
- * discard or re-drive releases the key. Such parks are rare; the search reads the whole hash.
+ * re-drive passes the block and its discard releases the key. Found nowhere, the entry blocks no
+ * key and is parked as any other. Such parks are rare; the search reads the whole hash (a record
+ * is decoded only when it holds the id). "Known" is a flag of its own, not a key value that
+ * means "none": every string is a real key, the empty one too.
  * One script: a crash between park and block would leave a block its re-drive cannot recognise.
  */
 export const PARK_AND_BLOCK = `${BLOCK_HELPERS}
+local keyKnown = table.remove(ARGV, 1) == '1'
 local blockKey = table.remove(ARGV, 1)
-if blockKey == '' then
+if not keyKnown then
+  blockKey = nil
   local all = redis.call('HGETALL', KEYS[3])
   for i = 1, #all - 1, 2 do
-    local ok, b = pcall(cjson.decode, all[i + 1])
-    if ok and type(b) == 'table' and (b.entry == ARGV[3] or b.current == ARGV[3]) then blockKey = all[i] end
+    if string.find(all[i + 1], ARGV[3], 1, true) then
+      local ok, b = pcall(cjson.decode, all[i + 1])
+      if ok and type(b) == 'table' and (b.entry == ARGV[3] or b.current == ARGV[3]) then blockKey = all[i] end
+    end
   end
-  if blockKey == '' then blockKey = nil else
+  if blockKey ~= nil then
     table.insert(ARGV, 6, blockKey)
     table.insert(ARGV, 6, 'nrs:blocked_key')
     ARGV[5] = tostring(tonumber(ARGV[5]) + 2)
@@ -151,7 +160,7 @@ local function park()
 ${DEAD_LETTER_IF_OWNED}
 end
 local id = park()
-if id and blockKey then
+if id and blockKey ~= nil then
   local block = blockOf(KEYS[3], blockKey)
   local since = nowMs()
   if block then
