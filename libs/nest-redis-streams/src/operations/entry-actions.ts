@@ -53,7 +53,10 @@ export async function claimEntry(
  * Sends a pending entry to the dead-letter stream with the transport's own park script (payload
  * copied byte for byte inside Redis, XADD and XACK together). It is recorded as `non-retryable`
  * with error class `ParkedByOperator` and can be re-driven like any dead letter; an entry whose
- * payload is already gone becomes a `payload-trimmed` tombstone.
+ * payload is already gone becomes a `payload-trimmed` tombstone. When the entry is what its
+ * ordering key's block waits for (`onDeadLetter: 'block-key'`), the same script points the block
+ * at the new dead letter and names the key on it, as the consumer's own park does: its re-drive
+ * passes the block and its discard releases the key (else only a forced release would free it).
  */
 export async function parkEntry(
   redis: ScriptedRedis,
@@ -68,11 +71,12 @@ export async function parkEntry(
   const error = Object.assign(new Error(OPERATIONS_MESSAGES.parkedByOperator(actor)), { name: PARKED_BY_OPERATOR });
   const reason = entry ? DeadLetterReason.NON_RETRYABLE : DeadLetterReason.PAYLOAD_TRIMMED;
   const meta = deadLetterMetadata({ reason, stream, id, group, consumer, deliveries: Number(deliveries), error });
-  // Unfenced, whoever owns it: the operator's decision stands over any consumer's.
+  // Unfenced, whoever owns it: the operator's decision stands over any consumer's. The ordering
+  // key is not known here (it is the handler's option): null has the script find its block.
   const deadLetterId = await parkEntryWrite(
     redis,
     { stream, group, consumer },
-    { id, deadLetterStream, requireOwner: '0', metadata: meta },
+    { id, deadLetterStream, requireOwner: '0', metadata: meta, blockKey: null },
   );
   // Null: not pending any more (FENCED cannot come back, the write is not fenced).
   if (typeof deadLetterId !== 'string' || deadLetterId === '')
