@@ -93,4 +93,38 @@ describe("onDeadLetter: 'block-key' on a Redis Cluster", () => {
     for (const key of keys)
       await waitFor(async () => (await blockOf(key)) === null && (await held(key)) === 0, `key ${key} free`);
   }, 60_000);
+
+  it("makes an operator's park of a failing blocker its key's blocker on the partition's master: its discard releases the key", async () => {
+    const stream = unique('cl-block-park');
+    const key = 'acct-1';
+    const where = partitionStream(stream, partitionOf(key, PARTITIONS));
+    const done: string[] = [];
+    @Controller()
+    class Ledger {
+      @EventPattern(stream, { partitions: PARTITIONS, orderingKey: 'k', onDeadLetter: 'block-key', maxDeliveries: 50 })
+      handle(@Payload() data: { k: string; n: string }) {
+        if (data.n === '1') throw new Error(`${data.k}:1 is poison`);
+        done.push(`${data.k}:${data.n}`);
+      }
+    }
+    // A failed entry waits 30 s for its retry: it stays the key's `failing` blocker meanwhile.
+    const options = { connection: connection(), reclaimIntervalMs: 50, retryBackoffMs: 30_000, minIdleTimeMs: 30_000 };
+    const { app } = await startMicroservice([Ledger], options);
+    closers.push(() => app.close());
+    const first = (await redis.xadd(where, '*', 'k', key, 'n', '1'))!;
+    const blockOf = async () => {
+      const raw = await redis.hget(blockedKeysKey(where, 'nest'), key);
+      return raw === null ? null : (JSON.parse(raw) as { state: string; entry: string; deadLetter: string });
+    };
+    await waitFor(async () => (await blockOf())?.state === 'failing', 'the key failing');
+    await redis.xadd(where, '*', 'k', key, 'n', '2');
+    await waitFor(async () => (await redis.xlen(heldEntriesKey(where, 'nest', key))) === 1, 'entry 2 held');
+
+    const ops = new StreamOperations(redis as never, { streams: [where] });
+    const { deadLetterId } = await ops.park('tester', where, 'nest', first);
+    expect(await blockOf()).toMatchObject({ state: 'parked', entry: first, deadLetter: deadLetterId });
+    expect(await ops.discard('tester', where, deadLetterId)).toMatchObject({ released: { key } });
+    await waitFor(() => done.includes(`${key}:2`), 'entry 2 handled');
+    await waitFor(async () => (await blockOf()) === null, 'the key free');
+  }, 60_000);
 });
