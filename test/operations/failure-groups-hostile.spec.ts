@@ -37,7 +37,9 @@ describe('failure groups over hostile and everyday messages (StreamOperations ag
       ['NotFoundError', 'Customer <q> was not found.', 2],
     ]);
     const echoed = found.groups[1];
-    expect(echoed.fingerprint).toBe(failureCause('ValidationError', `Invalid value "${'"\\'.repeat(9_000)}" and more`).fingerprint);
+    expect(echoed.fingerprint).toBe(
+      failureCause('ValidationError', `Invalid value "${'"\\'.repeat(9_000)}" and more`).fingerprint,
+    );
     // The sample is the newest message as written, whole.
     expect(echoed.sample.length).toBe('Invalid value "" for field amount'.length + 200_000);
 

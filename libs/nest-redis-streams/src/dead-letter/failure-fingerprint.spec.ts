@@ -46,7 +46,10 @@ describe('normaliseFailureMessage on real-world messages', () => {
       'Could not find any entity of type "User" matching: {\n  "where": {\n    "id": 42\n  }\n}',
       'Could not find any entity of type <q> matching: { <q>: { <q>: <n> } }',
     ],
-    ['Invalid `prisma.order.update()` invocation: Record to update not found.', 'Invalid <q> invocation: Record to update not found.'],
+    [
+      'Invalid `prisma.order.update()` invocation: Record to update not found.',
+      'Invalid <q> invocation: Record to update not found.',
+    ],
     ['Unique constraint failed on the fields: (`email`)', 'Unique constraint failed on the fields: (<q>)'],
     // HTTP clients, Node
     ['Request failed with status code 503', 'Request failed with status code <n>'],
