@@ -97,13 +97,20 @@ export class ConsoleApiController {
     return answer(() => this.ops.capabilities());
   }
 
-  /** Every group's figures over the last samples (about an hour), oldest first, for the charts. */
+  /**
+   * Every served group's figures over the last samples (about an hour), oldest first, for the
+   * charts. The history key is shared by every console on the audit stream: only the streams this
+   * one serves are answered.
+   */
   @Get('history')
   groupHistory() {
-    return answer(async () => ({
-      sampleMs: this.options.historySampleMs ?? CONSOLE_DEFAULTS.historySampleMs,
-      groups: await this.historyCache.get(),
-    }));
+    return answer(async () => {
+      const [series, served] = await Promise.all([this.historyCache.get(), this.ops.servedStreamNames()]);
+      return {
+        sampleMs: this.options.historySampleMs ?? CONSOLE_DEFAULTS.historySampleMs,
+        groups: series.filter((s) => served.has(s.stream)),
+      };
+    });
   }
 
   @Get('pending')
@@ -174,8 +181,8 @@ export class ConsoleApiController {
 
   /** An entry's history: lineage, parks, deliveries and outcome per group, as far as Redis still tells. */
   @Get('entry-history')
-  entryHistory(@Query() q: Input) {
-    return answer(() => this.ops.entryHistory(name(q, 'stream'), id(q)));
+  entryHistory(@Query() q: Input, @RequestSignal() signal: AbortSignal) {
+    return answer(() => this.ops.entryHistory(name(q, 'stream'), id(q), signal), signal);
   }
 
   @Get('consumers')
@@ -224,10 +231,10 @@ export class ConsoleApiController {
     return answer(() => this.ops.previewCursor(name(q, 'stream'), name(q, 'group'), cursorTarget(q)));
   }
 
-  /** The writes, newest first; `refusals=true`: the refused requests, kept apart. */
+  /** The writes about served streams, newest first; `refusals=true`: the refused requests, kept apart. */
   @Get('audit')
-  audit(@Query() q: Input) {
-    return answer(() => this.ops.auditTrail(count(q), optionalId(q, 'before'), optionalFlag(q, 'refusals')));
+  audit(@Query() q: Input, @RequestSignal() signal: AbortSignal) {
+    return answer(() => this.ops.auditTrail(count(q), optionalId(q, 'before'), optionalFlag(q, 'refusals'), signal), signal);
   }
 
   @Post('ack')

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Inject, Query, Req, UseGuards, UseInterceptors } from '@nestjs/common';
 import { OperationError } from '../operations/errors/operation.error.js';
+import { OPERATIONS_MESSAGES } from '../operations/operations.messages.js';
 import type { StreamOperations } from '../operations/stream-operations.js';
 import { ConsoleAccessGuard, type ConsoleRequest } from './console-access.guard.js';
 import { ConsoleHeadersInterceptor } from './console-headers.interceptor.js';
@@ -43,7 +44,7 @@ export class ConsoleDeadLettersController {
       const { deadLetterStream } = await this.ops.served(stream);
       const [found, tally] = await Promise.all([
         this.ops.listDeadLetters(stream, filter, page, signal),
-        this.ops.tallyDeadLetters(stream),
+        this.ops.tallyDeadLetters(stream, signal),
       ]);
       return { ...found, items: found.items.map((d) => redactLetter(this.options, d)), tally, deadLetterStream };
     }, signal);
@@ -119,7 +120,14 @@ export class ConsoleDeadLettersController {
 
   @Get('dead-letters/canary')
   canaryProgress(@Query() q: Input) {
-    return answer(() => this.ops.canaries.progress(name(q, 'run')));
+    return answer(async () => {
+      const run = name(q, 'run');
+      const progress = await this.ops.canaries.progress(run);
+      // Runs are kept beside the audit stream, which other apps' consoles may share: theirs are not ours to show.
+      if (!(await this.ops.servedStreamNames()).has(progress.stream))
+        throw new OperationError('not-found', OPERATIONS_MESSAGES.noCanaryRun(run));
+      return progress;
+    });
   }
 
   @Post('dead-letters/discard')

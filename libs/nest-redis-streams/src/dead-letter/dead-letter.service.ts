@@ -184,15 +184,17 @@ export class DeadLetterService {
 
   /**
    * Counts the records by reason and group, and the entries lost to trimming that the tombstones
-   * report. Reads at most `limit` records (oldest first), in pages.
+   * report. Reads at most `limit` records (oldest first), in pages; `signal` stops it between pages
+   * (rejecting with its reason).
    */
-  async tally(deadLetterStream: string, options: { limit?: number } = {}): Promise<DeadLetterTally> {
+  async tally(deadLetterStream: string, options: { limit?: number; signal?: AbortSignal } = {}): Promise<DeadLetterTally> {
     const limit = options.limit ?? 10_000;
     // Null-prototype maps: a group named "__proto__" is data, not the object's prototype.
     const [byReason, byGroup] = [Object.create(null) as Record<string, number>, Object.create(null) as Record<string, number>];
     const tally: DeadLetterTally = { total: await this.count(deadLetterStream), counted: 0, byReason, byGroup, lost: 0 };
     let start = '-';
     while (tally.counted < limit) {
+      options.signal?.throwIfAborted();
       const entries = await this.redis.xrange(deadLetterStream, start, '+', 'COUNT', Math.min(500, limit - tally.counted));
       for (const [, fields] of entries) {
         const { meta } = splitDeadLetterFields(fields);

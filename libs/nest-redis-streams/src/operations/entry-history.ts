@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import { ENVELOPE } from '../constants.js';
-import { splitDeadLetterFields } from '../dead-letter/dead-letter-record.js';
-import { compareStreamIds, startAfter } from '../keys/index.js';
+import { compareStreamIds } from '../keys/index.js';
 import type { XPendingRow } from '../redis/replies.js';
+import { fieldMap, readChainEntries, readChainLetters } from './entry-lineage.js';
 
 /** One thing that happened to an entry, as far as Redis still tells. */
 export interface HistoryStep {
@@ -14,14 +14,17 @@ export interface HistoryStep {
   detail: string;
 }
 
-/** An entry's history: original id → deliveries → parked → re-driven → outcome. */
+/** An entry's history: first id → parks and re-drives, each → outcome. */
 export interface EntryHistory {
   stream: string;
   id: string;
   /** False when the entry is no longer in the stream (trimmed or deleted): only its lineage is left. */
   inStream: boolean;
   steps: HistoryStep[];
-  /** Dead-letter records read to find its parks; `complete` false when the scan limit stopped it. */
+  /**
+   * Entries of the stream and dead-letter records read to follow its chain (each read at most
+   * `scanLimit`); `complete` false when a limit stopped a read.
+   */
   scanned: number;
   complete: boolean;
 }
@@ -29,10 +32,13 @@ export interface EntryHistory {
 const timeOf = (id: string) => Number(id.split('-')[0]);
 
 /**
- * Rebuilds what happened to entry `id` of `stream`: its lineage fields (the dead letter it was
- * re-driven from and its first id), the dead letters that name it in `dlq:id` (read from its time
- * on, at most `scanLimit`), and in each group that runs it whether it is pending (deliveries,
- * consumer), acknowledged or not delivered yet. Reads only.
+ * Rebuilds what happened to entry `id` of `stream` and to every entry of its re-drive chain (the
+ * first id, each park and each re-drive, from whichever id of the chain is asked): the chain's
+ * entries still in the stream (read from the first id on, at most `scanLimit`), the dead letters
+ * still in `dlq` parked from any of them (at most `scanLimit`), and, for the chain's newest entry
+ * still in the stream, whether each group that runs it holds it pending (deliveries, consumer),
+ * acknowledged it or has not read it yet. Reads only; `signal` (the request ended) stops it
+ * between pages.
  */
 export async function readEntryHistory(
   redis: Redis,
@@ -40,47 +46,64 @@ export async function readEntryHistory(
   dlq: string,
   id: string,
   scanLimit: number,
+  signal?: AbortSignal,
 ): Promise<EntryHistory> {
   const [entry] = await redis.xrange(stream, id, id);
-  const fields = new Map<string, string>();
-  for (let i = 0; entry && i + 1 < entry[1].length; i += 2) fields.set(entry[1][i], entry[1][i + 1]);
-  const [from, first, target] = [
-    fields.get(ENVELOPE.redrivenFrom),
-    fields.get(ENVELOPE.originalId),
-    fields.get(ENVELOPE.targetGroup),
-  ];
-  const steps: HistoryStep[] = [];
-  if (from) {
-    if (first) steps.push({ at: timeOf(first), what: 'added', id: first, detail: `first added to ${stream}` });
-    steps.push({ at: timeOf(from), what: 'parked', id: from, detail: `parked as dead letter ${from} in ${dlq}` });
+  const own = entry ? fieldMap(entry[1]) : new Map<string, string>();
+  const root = (own.get(ENVELOPE.redrivenFrom) && own.get(ENVELOPE.originalId)) || id;
+  const chain = await readChainEntries(redis, stream, root, scanLimit, signal);
+  // The asked entry is in its chain even when the limit stopped the read before it.
+  if (entry && !chain.entries.some((e) => e.id === id)) {
+    chain.entries.push({
+      id,
+      redrivenFrom: root === id ? undefined : own.get(ENVELOPE.redrivenFrom),
+      targetGroup: own.get(ENVELOPE.targetGroup),
+    });
+    chain.entries.sort((a, b) => compareStreamIds(a.id, b.id));
   }
-  const where = target ? ` for group ${target}` : '';
-  const gone = entry ? '' : ' (no longer in the stream: trimmed or deleted)';
-  steps.push({
-    at: timeOf(id),
-    what: from ? 're-driven' : 'added',
-    id,
-    detail: `${from ? 're-driven' : 'added'} to ${stream}${where}${gone}`,
-  });
+  const ids = new Set([root, ...chain.entries.map((e) => e.id)]);
+  const parks = await readChainLetters(redis, dlq, root, ids, scanLimit, signal);
 
-  const parkedBy = new Set<string>();
-  let scanned = 0;
-  let start: string | null = `${timeOf(id)}-0`;
-  while (start !== null && scanned < scanLimit) {
-    const page: Array<[string, string[]]> = await redis.xrange(dlq, start, '+', 'COUNT', Math.min(500, scanLimit - scanned));
-    scanned += page.length;
-    for (const [letterId, raw] of page) {
-      const { meta } = splitDeadLetterFields(raw);
-      if (meta.id !== id) continue;
-      parkedBy.add(meta.group ?? '');
-      const error = [meta.error_class, meta.error].filter(Boolean).join(': ');
-      const detail = `parked again as ${letterId} (${meta.reason}) by group ${meta.group} after ${meta.deliveries} deliveries${error ? `: ${error}` : ''}`;
-      steps.push({ at: Number(meta.time ?? timeOf(letterId)), what: 'parked', id: letterId, detail });
-    }
-    start = page.length < 500 ? null : startAfter(page[page.length - 1][0]);
+  const steps: HistoryStep[] = [];
+  const gone = ' (no longer in the stream: trimmed or deleted)';
+  if (!chain.entries.some((e) => e.id === root)) {
+    const first = root === id ? `added to ${stream}` : `first added to ${stream}`;
+    steps.push({ at: timeOf(root), what: 'added', id: root, detail: `${first}${gone}` });
   }
-  if (entry) steps.push(...(await groupSteps(redis, stream, id, target, parkedBy)));
-  return { stream, id, inStream: Boolean(entry), steps, scanned, complete: start === null };
+  for (const e of chain.entries) {
+    const where = e.targetGroup ? ` for group ${e.targetGroup}` : '';
+    if (!e.redrivenFrom) {
+      steps.push({ at: timeOf(e.id), what: 'added', id: e.id, detail: `${e.id === id ? 'added' : 'first added'} to ${stream}` });
+      continue;
+    }
+    steps.push({
+      at: timeOf(e.redrivenFrom),
+      what: 'parked',
+      id: e.redrivenFrom,
+      detail: `parked as dead letter ${e.redrivenFrom} in ${dlq}`,
+    });
+    steps.push({ at: timeOf(e.id), what: 're-driven', id: e.id, detail: `re-driven to ${stream}${where}` });
+  }
+  for (const { id: letterId, meta } of parks.letters) {
+    const error = [meta.error_class, meta.error].filter(Boolean).join(': ');
+    const again = meta.id === root ? '' : ' again';
+    const detail = `parked${again} as ${letterId} (${meta.reason}) by group ${meta.group} after ${meta.deliveries} deliveries${error ? `: ${error}` : ''}`;
+    steps.push({ at: Number(meta.time ?? timeOf(letterId)), what: 'parked', id: letterId, detail });
+  }
+  // Stable: a park and its re-drive in the same millisecond keep their order.
+  steps.sort((a, b) => a.at - b.at);
+  if (!entry) {
+    const asked = steps.find((s) => s.id === id && s.what !== 'parked');
+    if (asked && !asked.detail.endsWith(gone)) asked.detail += gone;
+  }
+
+  const newest = chain.entries.at(-1);
+  if (newest) {
+    const parkedBy = new Set(parks.letters.filter((l) => l.meta.id === newest.id).map((l) => l.meta.group ?? ''));
+    steps.push(...(await groupSteps(redis, stream, newest.id, newest.targetGroup, parkedBy)));
+  }
+  const scanned = chain.scanned + parks.scanned;
+  return { stream, id, inStream: Boolean(entry), steps, scanned, complete: chain.complete && parks.complete };
 }
 
 /** Where the entry stands in each group that runs it (only the target group after a re-drive). */

@@ -20,6 +20,7 @@ import {
   redriveOne,
 } from './dead-letters.js';
 import { type EntryHistory, readEntryHistory } from './entry-history.js';
+import { readServedAuditTrail } from './served-audit-trail.js';
 import { type FailureGroups, readFailureGroups, readFailureGroupsAcross } from './failure-groups.js';
 import { checkKeyField, previewRedrive, type RedrivePreview } from './redrive-preview.js';
 import { type Page, type PendingEntry, type StreamEntry, readEntry, readEntryPage, readPendingPage } from './entries.js';
@@ -215,10 +216,14 @@ export class StreamOperations {
     );
   }
 
-  /** What happened to an entry: its lineage, its parks and where it stands in its groups. */
-  entryHistory(stream: string, id: string): Promise<EntryHistory> {
+  /**
+   * What happened to an entry and the whole re-drive chain it belongs to (asked by any of its
+   * ids): first id, parks, re-drives, and where its newest entry stands in its groups. `signal`
+   * (the request ended) stops the reads between pages.
+   */
+  entryHistory(stream: string, id: string, signal?: AbortSignal): Promise<EntryHistory> {
     return this.read(stream, ({ deadLetterStream }) =>
-      readEntryHistory(this.redis, stream, deadLetterStream, id, this.o.scanLimit),
+      readEntryHistory(this.redis, stream, deadLetterStream, id, this.o.scanLimit, signal),
     );
   }
 
@@ -226,8 +231,11 @@ export class StreamOperations {
     return this.read(stream, ({ deadLetterStream }) => this.deadLetters.inspect(deadLetterStream, id));
   }
 
-  tallyDeadLetters(stream: string): Promise<DeadLetterTally> {
-    return this.read(stream, ({ deadLetterStream }) => this.deadLetters.tally(deadLetterStream, { limit: this.o.scanLimit }));
+  /** The stream's dead letters counted by reason and group (at most `scanLimit`); `signal` stops the count. */
+  tallyDeadLetters(stream: string, signal?: AbortSignal): Promise<DeadLetterTally> {
+    return this.read(stream, ({ deadLetterStream }) =>
+      this.deadLetters.tally(deadLetterStream, { limit: this.o.scanLimit, signal }),
+    );
   }
 
   /**
@@ -257,13 +265,29 @@ export class StreamOperations {
     );
   }
 
-  /** The newest audit records first: the writes, or with `refusals` the refused requests. */
-  auditTrail(
+  /**
+   * The newest audit records first: the writes, or with `refusals` the refused requests; only those
+   * about a stream this service serves (or about none), read through at most `scanLimit` records
+   * (an audit stream may be shared with other apps). `signal` stops the read between pages.
+   */
+  async auditTrail(
     count = OPERATIONS_DEFAULTS.pageSize,
     before?: string,
     refusals = false,
+    signal?: AbortSignal,
   ): Promise<{ items: AuditRecord[]; next: string | null }> {
-    return this.audit.list({ count, before, refusals });
+    const served = await this.servedStreamNames();
+    const keep = (record: AuditRecord) => record.stream === '' || served.has(record.stream);
+    return readServedAuditTrail(this.audit, keep, { count, before, refusals, scanLimit: this.o.scanLimit, signal });
+  }
+
+  /**
+   * The names of the streams this service serves, as the overview lists them: the configured ones,
+   * or the discovered streams with consumer groups. What every read that is not asked by stream
+   * (charts, audit, failure groups across streams) keeps to.
+   */
+  async servedStreamNames(): Promise<Set<string>> {
+    return new Set((await this.servedStreams.listServed()).map((s) => s.stream));
   }
 
   // Writes: each one is recorded in the audit stream before it runs, then its outcome; refusals apart.
