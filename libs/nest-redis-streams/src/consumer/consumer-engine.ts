@@ -283,7 +283,10 @@ export class ConsumerEngine implements ConsumerView, RecoveryTarget, OwnedPartit
   async handOver(): Promise<void> {
     this.gate.beginHandOver();
     const unstarted = this.slots.held.removeWhere((entry) => entry.startedAt === 0);
-    // Entries queued behind their ordering key do not start either: they settle as unstarted.
+    // Entries queued behind their ordering key (or counting their delivery) do not start either:
+    // the new epoch settles them as unstarted, and they are handed back with the rest, so the
+    // delivery their start counted is given back too (see countOnHandBack).
+    for (const entry of this.slots.held.values()) if (!entry.invoked) unstarted.push(entry);
     this.gate.newEpoch();
     this.loop.wake();
     // No wait while nothing runs: an idle partition is released as soon as its acks drain, not a

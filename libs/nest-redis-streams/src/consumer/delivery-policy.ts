@@ -46,6 +46,28 @@ export function heldCountOfClaimRead(countedByRead: number): number {
   return countedByRead - 1;
 }
 
+/** What the hand-back reads of an entry it gives up. */
+export interface HandedBackState {
+  readonly deliveries: number;
+  /** Its handler was called: the delivery it counted happened. */
+  readonly invoked: boolean;
+  /** Still to be counted when it starts (replayed or reclaimed, see above). */
+  readonly countOnStart: boolean;
+}
+
+/**
+ * The delivery count an entry handed back without its handler having been called gets back in
+ * Redis: the count it had before this consumer's delivery, so an entry read ahead, taken over or
+ * queued behind its ordering key spends nothing when a shutdown or a hand-over gives it up (-1:
+ * keep the count, its handler was called). Held to be counted on start, it holds that count (a
+ * CLAIM read's own count was taken back, see heldCountOfClaimRead); otherwise its read or its
+ * start counted one, which `deliveries` includes.
+ */
+export function countOnHandBack(entry: HandedBackState): number {
+  if (entry.invoked) return -1;
+  return entry.countOnStart ? entry.deliveries : Math.max(0, entry.deliveries - 1);
+}
+
 /** Whether a starting replayed/reclaimed entry's count is claimed in Redis (it will reach the handler). */
 export function countsInRedisOnStart(
   fields: readonly string[] | null,

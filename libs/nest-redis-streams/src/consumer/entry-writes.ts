@@ -82,9 +82,12 @@ export class EntryWrites implements WriteTarget {
     return claimIfOwned(this.redis, this, idleMs, retryCount, [id]);
   }
 
-  /** Hands entries back: idle set to min-idle, so any consumer's reclaimer takes them next round. */
-  handBack(ids: string[]): Promise<ClaimAnswer | Fenced> {
-    return claimIfOwned(this.redis, this, this.minIdleTimeMs, -1, ids);
+  /**
+   * Hands entries back: idle set to min-idle, so any consumer's reclaimer takes them next round;
+   * their delivery count set to `deliveries` unless -1 (see countOnHandBack).
+   */
+  handBack(ids: string[], deliveries = -1): Promise<ClaimAnswer | Fenced> {
+    return claimIfOwned(this.redis, this, this.minIdleTimeMs, deliveries, ids);
   }
 
   /**

@@ -304,6 +304,7 @@ describe('FailureHandler', () => {
       const kept = held('30-0', 1);
       const trimmed = held('31-0', 2, ['data', 'last copy']);
       const stolen = held('32-0', 1);
+      for (const entry of [kept, trimmed, stolen]) entry.invoked = true;
       commands.own(kept.id, trimmed.id);
       commands.trimmed.add(trimmed.id);
       await handler.release([kept, trimmed, stolen]);
@@ -315,6 +316,27 @@ describe('FailureHandler', () => {
       ]);
       expect(deadLettered.map((event) => event.id)).toEqual(['31-0']);
       expect(commands.owned.has('30-0')).toBe(true);
+    });
+
+    it('gives entries whose handler was never called the delivery count they had before this consumer took them', async () => {
+      const { handler, commands } = setup();
+      // Read for the first time (the read counted 1), never started: back to 0.
+      const readAhead = held('40-0', 1);
+      // Reclaimed with 2 deliveries and still to be counted on start: 2 (unchanged).
+      const reclaimed = held('41-0', 2);
+      reclaimed.countOnStart = true;
+      // Reclaimed, counted on start (3), then queued behind its ordering key: back to 2.
+      const queued = held('42-0', 3);
+      // Its handler ran: the delivery happened, the count stays.
+      const ran = held('43-0', 3);
+      ran.invoked = true;
+      commands.own('40-0', '41-0', '42-0', '43-0');
+      await handler.release([readAhead, reclaimed, queued, ran]);
+      expect(commands.claims.map(({ retryCount, ids }) => [retryCount, ids])).toEqual([
+        [0, ['40-0']],
+        [2, ['41-0', '42-0']],
+        [-1, ['43-0']],
+      ]);
     });
 
     it('logs and returns when the hand-back fails', async () => {

@@ -1,5 +1,5 @@
 import { DeadLetterReason } from '../dead-letter-reason.js';
-import { PARK_TRIMMED, onFailure } from './delivery-policy.js';
+import { PARK_TRIMMED, countOnHandBack, onFailure } from './delivery-policy.js';
 import type { EntryRef } from '../events/transport-events.js';
 import { deadLetterMetadata, describeError, escapedOriginalFields } from '../dead-letter/dead-letter-record.js';
 import type { EntryWrites } from './entry-writes.js';
@@ -170,15 +170,30 @@ export class FailureHandler {
   }
 
   /**
-   * Hands entries back: idle set to min-idle so any consumer's reclaimer takes them next round.
-   * Those whose payload was trimmed meanwhile are parked with the fields held here.
+   * Hands entries back: idle set to min-idle so any consumer's reclaimer takes them next round,
+   * and those whose handler was never called get back the delivery count they had before this
+   * consumer's delivery (one script call per distinct count), so a deploy spends no delivery of
+   * what it never ran. Those whose payload was trimmed meanwhile are parked with the fields held here.
    */
   async release(entries: HeldEntry[]): Promise<void> {
+    const byCount = new Map<number, HeldEntry[]>();
+    for (const entry of entries) {
+      const count = countOnHandBack(entry);
+      const same = byCount.get(count);
+      if (same) same.push(entry);
+      else byCount.set(count, [entry]);
+    }
     try {
-      const claimed = await this.writes.handBack(entries.map((entry) => entry.id));
-      // Fenced: the partition's next owner takes its whole PEL over, idle or not.
-      if (claimed === FENCED) return;
-      const gone = new Set(claimed[1]);
+      const gone = new Set<string>();
+      for (const [count, members] of byCount) {
+        const claimed = await this.writes.handBack(
+          members.map((entry) => entry.id),
+          count,
+        );
+        // Fenced: the partition's next owner takes its whole PEL over, idle or not.
+        if (claimed === FENCED) return;
+        for (const id of claimed[1]) gone.add(id);
+      }
       for (const entry of entries) {
         if (gone.has(entry.id)) await this.park(entry, PARK_TRIMMED.reason, undefined, PARK_TRIMMED.requireOwner);
       }

@@ -19,6 +19,11 @@ export interface EntrySink {
   /** How many more new entries may be read. */
   readonly room: number;
   /**
+   * How many entries taken over from other consumers could start at once (free handler slots
+   * nothing waits for, within room): a CLAIM read counts a delivery of each one it takes.
+   */
+  readonly claimRoom: number;
+  /**
    * The claim epoch to stamp a read with, taken right before it is sent: Redis held it before the
    * read ran, so no claim of what the read returns can have left it unchanged.
    */

@@ -188,10 +188,14 @@ export class ReadLoop implements EpochListener {
         // CLAIM reads (8.4+): idle entries of dead consumers come with new ones, within a second of
         // becoming claimable. Not while an entry here has an expired lease (a hung handler): the
         // read would hand it back to this consumer and reset its idle time, hiding it from the others.
+        // A CLAIM read counts a delivery of every entry it takes over, so it takes over no more
+        // than can start now (claimRoom); with every slot busy it waits for the next turn of the
+        // loop (after at most one blocking read) and the reclaimer's uncounted claims go on.
         let blockMs = this.rt.blockMs;
-        if (this.rt.claimRead && !this.sink.holdsExpiredLease()) {
+        const claimRoom = this.rt.claimRead && !this.sink.holdsExpiredLease() ? this.sink.claimRoom : 0;
+        if (claimRoom > 0) {
           if (Date.now() >= this.nextClaimReadAt) {
-            const found = await this.readClaiming(room);
+            const found = await this.readClaiming(room, claimRoom);
             failures = 0;
             if (found > 0) {
               mayCrossTrimGap = found >= room;
@@ -264,16 +268,18 @@ export class ReadLoop implements EpochListener {
    * so what it read is stamped like a plain read). Sent at most every CLAIM_READ_EVERY_MS between
    * plain reads, since a script's reply costs Redis more per entry than a plain read's; sooner
    * when a dead consumer's entry becomes claimable earlier, or at once while it keeps finding them.
+   * It takes over at most `claimRoom` entries (what can start now) and reads new ones up to `room`.
    * Returns how many entries it read.
    */
-  private async readClaiming(room: number): Promise<number> {
+  private async readClaiming(room: number, claimRoom: number): Promise<number> {
     const isHeld = (id: string) => this.sink.holds(id) || this.sink.unsentAcks().has(id);
-    const read = await readWithClaim(this.rt.reader, this.deps.target, room, this.subscription.options.minIdleTimeMs, isHeld);
+    const { minIdleTimeMs } = this.subscription.options;
+    const read = await readWithClaim(this.rt.reader, this.deps.target, room, minIdleTimeMs, isHeld, claimRoom);
     this.lastReadAt = Date.now();
     if (read.epoch === '') this.warnOldClaimMarkOnce();
     const found = read.fresh.length + read.claimed.length + read.alreadyHeld.length;
     let next = CLAIM_READ_EVERY_MS;
-    if (read.claimed.length > 0 && found >= room) next = 0;
+    if (read.claimed.length > 0 && read.claimed.length + read.alreadyHeld.length >= claimRoom) next = 0;
     else if (found === 0 && read.claimableInMs > 0) next = Math.min(next, read.claimableInMs);
     this.nextClaimReadAt = this.lastReadAt + next;
     this.readUnder = this.rt.checkEveryAck ? '' : read.epoch;

@@ -91,6 +91,19 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
     return this.readAhead.limit - this.held.size;
   }
 
+  /**
+   * How many entries taken over by a CLAIM read could start at once: the handler slots (or batch
+   * places) free with nothing waiting for them, within room. Redis counts a delivery of each
+   * entry such a read takes, and an entry taken over is to be counted only when it starts.
+   */
+  get claimRoom(): number {
+    if (this.stopping) return 0;
+    const free = this.batches
+      ? this.batches.freePlaces
+      : this.subscription.options.concurrency - this.running - this.waiting.size;
+    return Math.max(0, Math.min(this.room, free));
+  }
+
   /** Entries it may hold at once now (see ReadAhead). */
   get readAheadLimit(): number {
     return this.readAhead.limit;
@@ -209,8 +222,9 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
    * only read ahead is counted once, when it really runs).
    */
   private async countDeliveryThenDispatch(entry: HeldEntry): Promise<void> {
+    // Both at once: a hand-back while the count is in flight restores the count before it.
     entry.countOnStart = false;
-    const next = deliveryOnStart(entry.deliveries);
+    const next = (entry.deliveries = deliveryOnStart(entry.deliveries));
     if (countsInRedisOnStart(entry.fields, next, this.subscription.options)) {
       const claimed = await this.writes.countDelivery([entry.id], next);
       // The lease had run out by Redis' clock: not started, pending for the partition's owner.
@@ -223,7 +237,6 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
       }
       if (trimmed.length > 0) entry.trimmed = true;
     }
-    entry.deliveries = next;
     this.dispatch(entry);
   }
 
@@ -270,9 +283,13 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
     }
   }
 
-  /** SlotOwner: the ownership gate every handler start passes, right before the call. */
+  /**
+   * SlotOwner: the ownership gate every handler start passes, right before the call. Stopping,
+   * nothing starts: an entry queued behind its ordering key when the stop began is handed back
+   * (its predecessor may finish, or run past the shutdown timeout and finish after the hand-back).
+   */
   mayStart(entry: HeldEntry): boolean {
-    return this.gate.mayStart(entry);
+    return !this.stopping && this.gate.mayStart(entry);
   }
 
   /**

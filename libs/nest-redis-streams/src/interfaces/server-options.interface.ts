@@ -50,7 +50,8 @@ export interface RedisStreamsServerOptions extends StreamHandlerOptions {
    * Where every node has `XREADGROUP … CLAIM` (Redis 8.4+), read idle entries of dead consumers
    * together with new ones, within a second of becoming claimable, instead of waiting for the
    * reclaimer's round. The read runs in a script that raises the claim epoch when it claimed, so
-   * acks stay cheap (docs/RELIABILITY.md, "Cheap acks"). `false`: idle entries wait for the
+   * acks stay cheap (docs/RELIABILITY.md, "Cheap acks"). CLAIM counts a delivery of each entry it
+   * takes, so a read takes over only what can start at once (free handler slots). `false`: idle entries wait for the
    * reclaimer (`reclaimIntervalMs`) as on older servers. Measured: docs/performance.md, "CLAIM
    * reads and cheap acks".
    * @default true

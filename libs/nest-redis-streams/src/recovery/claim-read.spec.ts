@@ -19,6 +19,14 @@ describe('splitClaimRead', () => {
     expect(entries).toEqual([]);
   });
 
+  it('takes over an idle entry whose count was given back to 0 (handed back unstarted), counting this delivery as its first', () => {
+    const entries: ClaimReadEntry[] = [['4-0', ['f', 'd'], 900, 0]];
+    expect(splitClaimRead(entries, () => false)).toMatchObject({
+      fresh: [],
+      claimed: [{ id: '4-0', fields: ['f', 'd'], deliveries: 1, idleMs: 900 }],
+    });
+  });
+
   it('reads no entries as nothing, and a plain read (two elements per entry) as new entries', () => {
     expect(splitClaimRead(undefined, () => false)).toEqual({
       fresh: [],

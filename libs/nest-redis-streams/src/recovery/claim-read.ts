@@ -50,10 +50,10 @@ export interface ClaimReadResult {
  * Splits a CLAIM read into new, claimed and already-held entries. The delivery count Redis
  * reports is the count before this delivery, so a claimed entry's deliveries are that plus one
  * (a budget compared with the reported figure would allow one delivery too many). An entry with
- * idle 0 and no earlier delivery is new.
+ * idle 0 and no earlier delivery is new; one idle with none (its count given back) is taken over.
  */
 export function splitClaimRead(
-  entries: ClaimReadEntry[] | StreamEntryReply[] | undefined,
+  entries: Array<ClaimReadEntry | StreamEntryReply> | undefined,
   isHeld: (id: string) => boolean,
   epoch = '',
 ): ClaimReadResult {
@@ -62,9 +62,12 @@ export function splitClaimRead(
   for (let i = 0; i < entries.length; i++) {
     const [id, fields, idleMs, deliveredBefore] = entries[i] as ClaimReadEntry;
     const before = Number(deliveredBefore ?? 0);
-    if (before === 0) result.fresh.push([id, fields as string[]]);
+    const idle = Number(idleMs ?? 0);
+    // Pending with no delivery counted is not new: handed back unstarted (the count given back)
+    // or set back by a deferral, it was another consumer's, and is taken over like any other.
+    if (before === 0 && idle === 0) result.fresh.push([id, fields as string[]]);
     else if (isHeld(id)) result.alreadyHeld.push(id);
-    else result.claimed.push({ id, fields, deliveries: before + 1, idleMs: Number(idleMs ?? 0) });
+    else result.claimed.push({ id, fields, deliveries: before + 1, idleMs: idle });
   }
   // Same reason as takeRows: the read loop's frame must not keep the reply alive.
   entries.length = 0;
@@ -78,7 +81,10 @@ export interface ClaimReadTarget {
   consumer: string;
 }
 
-const CLAIM_READ = new LeanScript<[epoch: string, entries: ClaimReadEntry[], wait: number]>(CLAIM_READ_COUNTED, 2);
+const CLAIM_READ = new LeanScript<[epoch: string, entries: Array<ClaimReadEntry | StreamEntryReply>, wait: number]>(
+  CLAIM_READ_COUNTED,
+  2,
+);
 
 /**
  * One non-blocking read that takes over idle entries and reads new ones (Redis 8.4+): Redis serves
@@ -92,6 +98,10 @@ const CLAIM_READ = new LeanScript<[epoch: string, entries: ClaimReadEntry[], wai
  * the PEL for ever (XAUTOCLAIM reports them, and they are dead-lettered as trimmed); and entries
  * pending with consumers of other groups' streams are not its business. Only for a server whose
  * every node has the capability (`ServerCapabilities.all.claim`).
+ *
+ * `claimCount` caps what it takes over: CLAIM counts a delivery of each entry it claims, and the
+ * guide promises that an entry the library takes over is counted only when its handler starts, so
+ * the consumer asks for no more than it can start now. The rest of `count` is read as new entries.
  */
 export async function readWithClaim(
   reader: Redis | Cluster,
@@ -99,6 +109,7 @@ export async function readWithClaim(
   count: number,
   minIdleMs: number,
   isHeld: (id: string) => boolean,
+  claimCount = count,
 ): Promise<ClaimReadResult> {
   const { stream, group, consumer } = target;
   const [epoch, entries, wait] = await CLAIM_READ.run(reader, [
@@ -108,6 +119,7 @@ export async function readWithClaim(
     consumer,
     count,
     minIdleMs,
+    claimCount,
   ]);
   const result = splitClaimRead(entries, isHeld, epoch);
   result.claimableInMs = Number(wait);

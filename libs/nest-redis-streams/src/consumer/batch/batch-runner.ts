@@ -59,6 +59,11 @@ export class BatchRunner {
     return this.queue.length;
   }
 
+  /** How many more entries the batches that may start now would take (see ConsumerSlots.claimRoom). */
+  get freePlaces(): number {
+    return (this.options.concurrency - this.running) * this.options.maxSize - this.queue.length;
+  }
+
   /** Queues an entry for the next batch. */
   push(entry: HeldEntry): void {
     // Entries of one read share their arrival time: one clock read per read, not per entry.
@@ -163,13 +168,11 @@ export class BatchRunner {
     const byCount = new Map<number, HeldEntry[]>();
     for (const entry of entries) {
       if (!entry.countOnStart) continue;
+      // Both at once: a hand-back while the count is in flight restores the count before it.
       entry.countOnStart = false;
-      const next = deliveryOnStart(entry.deliveries);
-      if (!countsInRedisOnStart(entry.fields, next, this.options)) {
-        // Parked before the handler without a claim, as a single entry would be.
-        entry.deliveries = next;
-        continue;
-      }
+      const next = (entry.deliveries = deliveryOnStart(entry.deliveries));
+      // Parked before the handler without a claim, as a single entry would be.
+      if (!countsInRedisOnStart(entry.fields, next, this.options)) continue;
       const same = byCount.get(next);
       if (same) same.push(entry);
       else byCount.set(next, [entry]);
@@ -193,7 +196,6 @@ export class BatchRunner {
             continue;
           }
           if (trimmedIds.has(entry.id)) entry.trimmed = true;
-          entry.deliveries = next;
         }
       }),
     );
