@@ -189,7 +189,7 @@ describe('Delayed emit', () => {
     await expect(mover.moveNow(stream)).rejects.toThrow(/value is not an integer/);
 
     expect(await redis.xlen(stream)).toBe(1);
-    expect((await summarizeSchedule(redis, stream)).entries.map((e) => e.eventId)).toEqual(['second', 'third']);
+    expect((await summarizeSchedule(redis, stream)).entries.map((e) => e.member)).toEqual(['second', 'third']);
   });
 
   it('survives a consumer closed before the entry is due: another instance moves and handles it', async () => {

@@ -7,9 +7,9 @@ export function timeText(ms: number): string {
 /** Messages of the operations layer: full sentences that name the value and the way out. */
 export const OPERATIONS_MESSAGES = {
   noGroup: (stream: string, group: string) => `Stream "${stream}" has no consumer group "${group}".`,
-  notScheduled: (stream: string, eventId: string) =>
-    `Stream "${stream}" has no scheduled entry with event id "${eventId}" (never scheduled, cancelled, or already ` +
-    'moved into the stream: look for it there).',
+  notScheduled: (stream: string, member: string) =>
+    `Stream "${stream}" has no scheduled entry with event id or member "${member}" (never scheduled, cancelled, or ` +
+    'already moved into the stream: look for it there; `scheduled` lists the members).',
   keyNotBlocked: (stream: string, group: string, key: string) =>
     `Ordering key "${key}" is not blocked in group "${group}" of stream "${stream}" (never blocked, or released ` +
     'already). List the blocked keys to find it; for a partitioned stream give the partition stream.',
