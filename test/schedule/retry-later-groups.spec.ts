@@ -65,7 +65,10 @@ describe('the schedule keeps one copy per entry and group', () => {
     expect((await mover.moveNow(stream)).moved).toBe(3);
 
     await waitFor(() => runs.length === 7, 'the three copies to run');
-    await waitFor(async () => (await pendingCount(redis, stream, 'a')) + (await pendingCount(redis, stream, 'b')) === 0, 'the acks');
+    await waitFor(
+      async () => (await pendingCount(redis, stream, 'a')) + (await pendingCount(redis, stream, 'b')) === 0,
+      'the acks',
+    );
     expect(runs.slice().sort()).toEqual(['a:1', 'a:1', 'a:2', 'a:2', 'b:1', 'b:1', 'b:2']);
     expect((await summarizeSchedule(redis, stream)).count).toBe(0);
   });

@@ -49,4 +49,3 @@ export function eventMember(eventId: string): string {
 export function retryMember(entryId: string, group: string): string {
   return `nrs:retry:${entryId}:${group}`;
 }
-

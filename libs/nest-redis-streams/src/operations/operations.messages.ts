@@ -73,6 +73,9 @@ export const OPERATIONS_MESSAGES = {
     'have consumer groups (as the overview lists them). Add it to streams to serve it.',
   notAStream: (key: string, type: string) =>
     type === 'none' ? `Key "${key}" does not exist.` : `Key "${key}" holds a ${type}, not a stream.`,
+  scheduleKeyType: (stream: string, key: string, type: string, expected: string) =>
+    `The schedule of stream "${stream}" cannot be read: key "${key}" holds a ${type}, where this library keeps a ` +
+    `${expected}. It was not written by nest-redis-streams: rename or delete it (its delayed entries, if any, are lost with it).`,
   badPartitions: (value: unknown, max: number) =>
     `partitions must be a whole number from 1 to ${max}, got ${JSON.stringify(String(value))}.`,
 };

@@ -34,7 +34,7 @@ import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import { type StreamOverview, type StreamSetting, readOverview } from './overview.js';
 import { type GroupOwnership, readOwnership } from './ownership.js';
 import { type ResolvedOperationsOptions, resolveOperationsOptions } from './resolve-operations-options.js';
-import { ServedStreams, explainWrongType } from './served-streams.js';
+import { ServedStreams, explainScheduleWrongType, explainWrongType } from './served-streams.js';
 import type { RangeOptions, StreamOperationsOptions } from './stream-operations-options.interface.js';
 import { type ScheduleSummary, cancelScheduled, summarizeSchedule } from '../schedule/index.js';
 
@@ -236,7 +236,9 @@ export class StreamOperations {
    * the first `limit` entries by due time.
    */
   scheduled(stream: string, limit: number = OPERATIONS_DEFAULTS.pageSize): Promise<ScheduleSummary> {
-    return this.read(stream, () => summarizeSchedule(this.redis, stream, limit));
+    return this.read(stream, () =>
+      summarizeSchedule(this.redis, stream, limit).catch((err) => explainScheduleWrongType(this.redis, err, stream)),
+    );
   }
 
   /**
@@ -345,7 +347,9 @@ export class StreamOperations {
    */
   cancelScheduled(actor: string, stream: string, member: string): Promise<{ cancelled: string }> {
     return this.audited(actor, 'schedule.cancel', stream, '', member, {}, async () => {
-      const cancelled = await cancelScheduled(this.redis, stream, [...new Set([member, eventMember(member)])]);
+      const cancelled = await cancelScheduled(this.redis, stream, [...new Set([member, eventMember(member)])]).catch((err) =>
+        explainScheduleWrongType(this.redis, err, stream),
+      );
       if (cancelled === null) throw new OperationError('not-found', OPERATIONS_MESSAGES.notScheduled(stream, member));
       return { cancelled };
     });
