@@ -32,7 +32,7 @@ export interface ScheduledEntry {
   readonly eventId: string | null;
   /** The one group it is for (a RetryLater's copy: its `nrs:group` field), null for every group. */
   readonly group: string | null;
-  /** When it is due (ms since epoch). */
+  /** When it is due (ms since epoch); NaN for a record whose score is no time a Date holds (malformed). */
   readonly dueAt: number;
   /** Its envelope fields (name, value...), as it will be added; empty for a malformed record. */
   readonly fields: string[];
