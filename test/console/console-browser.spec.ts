@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startRecorder, testContext, unique, waitFor } from '../support/helpers.js';
 import { scheduleEntry, summarizeSchedule } from '../../libs/nest-redis-streams/src/schedule/index.js';
+import { retryMember, scheduleKeysOf } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { type ConsoleApp, launchConsoleBrowser, startConsoleApp } from './console-app.js';
 
 const { redis, closers } = testContext();
@@ -249,6 +250,43 @@ describe('streams console in headless Chromium', () => {
     expect((await summarizeSchedule(redis, stream)).entries.map((e) => e.eventId)).toEqual(['late-1']);
     const records = await redis.xrevrange(audit, '+', '-', 'COUNT', 5);
     expect(records.map(([, f]) => f.join(' ')).join('\n')).toMatch(/schedule\.cancel[\s\S]*ahead-1/);
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it("the schedule page names each entry's member and group, lists malformed records and records set aside, and cancels one by member", async () => {
+    const stream = unique('sched-console-members');
+    await redis.xgroup('CREATE', stream, 'billing', '$', 'MKSTREAM');
+    const { due, entries } = scheduleKeysOf(stream);
+    const copy = retryMember('1-0', 'billing');
+    await scheduleEntry(
+      redis,
+      stream,
+      copy,
+      Date.now() + 600_000,
+      '',
+      ['*'],
+      ['v', 'nrs/1', 'data', '{}', 'nrs:group', 'billing'],
+    );
+    await redis.zadd(due, Date.now() + 600_000, 'hand-written');
+    await redis.hset(entries, 'hand-written', 'garbage');
+    await redis.zadd(due, '+inf', 'set-aside-1');
+    const c = await startConsoleApp({ streams: [stream], auditStream: unique('audit'), guard: () => 'browser' });
+    closers.push(() => c.app.close());
+    const { page, errors } = await open(c);
+
+    await page.goto(`${c.base}#scheduled?stream=${encodeURIComponent(stream)}`);
+    await page.waitForSelector('[data-test=schedule-set-aside]');
+    const text = (await page.textContent('[data-test=scheduled]')) ?? '';
+    expect(text).toContain(copy);
+    expect(text).toContain('billing');
+    expect(text).toMatch(/hand-written.*never \(malformed\).*not an entry this library packed/);
+    expect(await page.textContent('[data-test=schedule-set-aside]')).toMatch(
+      /Set aside: 1 malformed.*set-aside-1.*no entry is stored/,
+    );
+
+    await page.click('[data-test=schedule-set-aside] [data-test=cancel-scheduled]');
+    await waitFor(async () => (await redis.zscore(due, 'set-aside-1')) === null, 'the cancel to reach Redis');
+    expect((await summarizeSchedule(redis, stream)).count).toBe(2);
     expect(errors).toEqual([]);
   }, 60_000);
 });

@@ -173,7 +173,7 @@ describe('least privilege: the README ACL users', () => {
     await ops.trim(actor, stream, { maxLen: 100 });
     // A delayed entry (admin stands in for a producer): listed and cancelled.
     await scheduleEntry(admin, stream, 'later-1', Date.now() + 60_000, '', ['*'], ['data', '{}']);
-    await expect(ops.scheduled(stream)).resolves.toMatchObject({ count: 1, entries: [{ eventId: 'later-1' }] });
+    await expect(ops.scheduled(stream)).resolves.toMatchObject({ count: 1, entries: [{ member: 'later-1' }] });
     await ops.cancelScheduled(actor, stream, 'later-1');
     const audit = await ops.auditTrail();
     expect(audit.items.map((r) => r.action)).toEqual(

@@ -2,7 +2,7 @@ import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { RedisStreamsContext, RetryLater } from 'nest-redis-streams';
 import { pendingCount, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
-import { scheduleKeysOf } from '../../libs/nest-redis-streams/src/keys/index.js';
+import { retryMember, scheduleKeysOf } from '../../libs/nest-redis-streams/src/keys/index.js';
 
 interface Run {
   entryId: string;
@@ -76,7 +76,8 @@ describe('RetryLater', () => {
     closers.push(() => app.close());
     const original = await redis.xadd(stream, '*', 'v', 'nrs/1', 'event_id', 'e-long', 'data', '{"n":1}', 'custom', 'kept');
 
-    await waitFor(async () => (await redis.zscore(scheduleKeysOf(stream).due, 'e-long')) !== null, 'the copy in the schedule');
+    const member = retryMember(original!, 'nest');
+    await waitFor(async () => (await redis.zscore(scheduleKeysOf(stream).due, member)) !== null, 'the copy in the schedule');
     expect(await pendingCount(redis, stream, 'nest')).toBe(0);
     await waitFor(() => runs.length === 2, 'the run of the moved copy', 15_000);
 

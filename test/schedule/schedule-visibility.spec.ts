@@ -45,7 +45,7 @@ describe('Schedule visibility and cancelling', () => {
     expect(await ops.cancelScheduled('tester', stream, ahead)).toEqual({ cancelled: ahead });
     const refused = await ops.cancelScheduled('tester', stream, ahead).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(OperationError);
-    expect((refused as Error).message).toMatch(/has no scheduled entry with event id .* already moved into the stream/);
+    expect((refused as Error).message).toMatch(/has no scheduled entry with event id or member .* already moved into the stream/);
     const audit = await ops.auditTrail(5);
     expect(audit.items.find((r) => r.action === 'schedule.cancel' && r.target === ahead)).toMatchObject({
       actor: 'tester',
@@ -67,7 +67,7 @@ describe('Schedule visibility and cancelling', () => {
     expect([cancelled.code, cancelled.stdout.trim()]).toEqual([0, `cancelled ${ahead}`]);
     const again = await runCli(['scheduled', 'cancel', stream, ahead]);
     expect(again.code).toBe(3);
-    expect(again.stderr).toMatch(/has no scheduled entry with event id/);
+    expect(again.stderr).toMatch(/has no scheduled entry with event id or member/);
     const bad = await runCli(['scheduled', stream, '--count', 'many']);
     expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/--count must be a whole number >= 1, got "many"/)]);
   });

@@ -241,7 +241,10 @@ export class RedisStreamsClient extends ClientProxy<RedisStreamsEvents, RedisStr
         return Promise.reject(err as Error);
       }
       if (dueAt !== null) {
-        return this.scheduled.schedule(packet, stream, data, dueAt).catch((err: unknown) => {
+        // A delay is counted from Redis' clock where the entry is stored; deliverAt is the caller's own time.
+        const { delayMs } = data.delivery;
+        const due = delayMs === undefined ? dueAt : { inMs: Math.ceil(delayMs) };
+        return this.scheduled.schedule(packet, stream, data, due).catch((err: unknown) => {
           throw this.writer.explain(err, stream);
         }) as Promise<T>;
       }

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { ReadPacket } from '@nestjs/microservices';
 import type { Cluster, Redis } from 'ioredis';
 import { resolveIdempotentWrites } from '../redis/idmp.js';
-import { cancelScheduled, scheduleEntry } from '../schedule/index.js';
+import { eventMember } from '../keys/index.js';
+import { type DueTime, cancelScheduled, scheduleEntry } from '../schedule/index.js';
 import type { EntryEncoder } from './entry-encoder.js';
 import { readyWithin } from './ready-within.js';
 import type { ResolvedClientOptions } from './resolve-client-options.js';
@@ -12,7 +13,8 @@ import type { StreamRoutes } from './stream-routes.js';
 /**
  * Delayed `emit()`s: the entry is encoded now (so a bad payload fails now) and held in the
  * stream's schedule until its due time, when a server's mover adds it to the stream. Its event id
- * is the schedule's key: one the caller gave, or a fresh one, which `emit()` then answers with.
+ * is its key in the schedule (keys/schedule-keys.ts eventMember): one the caller gave, or a fresh
+ * one, which `emit()` then answers with. A delay is counted from Redis' clock, in the script.
  */
 export class ScheduledWrites {
   /** XADD … IDMP producer for scheduled entries with an explicit event id ('' when idempotentWrites is false). */
@@ -30,8 +32,8 @@ export class ScheduledWrites {
     this.offlineTimeoutMs = options.offlineTimeoutMs;
   }
 
-  /** Holds `packet`'s entry in `stream`'s schedule until `dueAt`; resolves with its event id. */
-  async schedule(packet: ReadPacket, stream: string, record: StreamRecord, dueAt: number): Promise<string> {
+  /** Holds `packet`'s entry in `stream`'s schedule until `due`; resolves with its event id. */
+  async schedule(packet: ReadPacket, stream: string, record: StreamRecord, due: DueTime): Promise<string> {
     const explicit = record.eventId !== undefined;
     const eventId = record.eventId ?? randomUUID();
     const withId = explicit
@@ -44,7 +46,7 @@ export class ScheduledWrites {
     const redis = await this.connect();
     await readyWithin(redis, this.offlineTimeoutMs);
     const head = this.routes.headOf(this.routes.of(packet.pattern));
-    await scheduleEntry(redis, stream, eventId, dueAt, explicit ? this.idmpProducer : '', head, fields);
+    await scheduleEntry(redis, stream, eventMember(eventId), due, explicit ? this.idmpProducer : '', head, fields);
     return eventId;
   }
 
@@ -54,7 +56,8 @@ export class ScheduledWrites {
     await readyWithin(redis, this.offlineTimeoutMs);
     let cancelled = false;
     for (const stream of this.routes.of(pattern).partitions) {
-      if (await cancelScheduled(redis, stream, eventId)) cancelled = true;
+      // By event id only: an event id never names a RetryLater's copy (its member is nrs:retry:…).
+      if ((await cancelScheduled(redis, stream, [eventMember(eventId)])) !== null) cancelled = true;
     }
     return cancelled;
   }

@@ -207,7 +207,7 @@ export class ConsoleApiController {
       const summary = await this.ops.scheduled(stream, count(q));
       const entries = summary.entries.map(({ fields, ...rest }) => ({
         ...rest,
-        fields: this.redact(pairsOf(fields), stream, rest.eventId),
+        fields: this.redact(pairsOf(fields), stream, rest.member, rest.group ?? undefined),
       }));
       return { ...summary, entries };
     });
@@ -258,7 +258,9 @@ export class ConsoleApiController {
   @Post('scheduled/cancel')
   @ConsoleWrite('schedule.cancel')
   cancelScheduled(@Body() b: Input, @Req() req: ConsoleRequest) {
-    return answer(() => this.ops.cancelScheduled(actor(req), name(b, 'stream'), name(b, 'eventId')));
+    // `eventId`: what this endpoint took before members were per group (a delayed emit's event id).
+    const member = () => name(b, b?.member === undefined && b?.eventId !== undefined ? 'eventId' : 'member');
+    return answer(() => this.ops.cancelScheduled(actor(req), name(b, 'stream'), member()));
   }
 
   @Post('cursor')

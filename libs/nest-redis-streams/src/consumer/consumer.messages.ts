@@ -42,9 +42,9 @@ export const CONSUMER_MESSAGES = {
   ) =>
     `Handler failed for entry ${id} of stream "${stream}" (group "${group}", consumer ` +
     `"${consumer}", delivery ${deliveries}/${maxDeliveries}): ${cause}`,
-  rescheduled: (id: string, stream: string, eventId: string, retryAt: number) =>
+  rescheduled: (id: string, stream: string, member: string, retryAt: number) =>
     `Entry ${id} of stream "${stream}" asked to be retried at ${new Date(retryAt).toISOString()}: ` +
-    `event ${eventId} waits in the stream's schedule, the entry was acknowledged.`,
+    `its copy waits in the stream's schedule as "${member}", the entry was acknowledged.`,
   blockKeyRequestHandler: (stream: string) =>
     `A @MessagePattern handler of stream "${stream}" has onDeadLetter: 'block-key': a request held behind a ` +
     "dead letter would outlive its caller's wait. Use it on @EventPattern handlers, or onDeadLetter: 'continue'.",

@@ -13,7 +13,7 @@ import type { ResolvedHandlerOptions } from './stream-subscription.js';
 import { CONSUMER_MESSAGES } from './consumer.messages.js';
 import { ENVELOPE } from '../constants.js';
 import { rescheduleIfOwned } from '../schedule/index.js';
-import { retryLaterTime } from '../errors/retry-later.error.js';
+import { retryLaterDue, retryLaterTime } from '../errors/retry-later.error.js';
 
 /** The handler options a FailureHandler reads. */
 export type FailureOptions = Pick<
@@ -116,10 +116,11 @@ export class FailureHandler {
   private async reschedule(entry: HeldEntry, retryAt: number, error: unknown): Promise<SettleOutcome> {
     const { stream } = this.writes;
     try {
-      const eventId = await rescheduleIfOwned(this.rt.commands, this.writes, entry.id, retryAt, ENVELOPE);
-      if (eventId === 0) return this.park(entry, PARK_TRIMMED.reason, error, PARK_TRIMMED.requireOwner);
-      if (eventId === null) return 'lost';
-      this.rt.logger.debug?.(CONSUMER_MESSAGES.rescheduled(entry.id, stream, eventId, retryAt));
+      const due = retryLaterDue(error, retryAt);
+      const member = await rescheduleIfOwned(this.rt.commands, this.writes, entry.id, due, ENVELOPE);
+      if (member === 0) return this.park(entry, PARK_TRIMMED.reason, error, PARK_TRIMMED.requireOwner);
+      if (member === null) return 'lost';
+      this.rt.logger.debug?.(CONSUMER_MESSAGES.rescheduled(entry.id, stream, member, retryAt));
       return 'retry-scheduled';
     } catch (err) {
       this.rt.logger.warn(CONSUMER_MESSAGES.retryNotScheduled(entry.id, (err as Error).message));

@@ -1,4 +1,4 @@
-import { partitionStream, scheduleKeysOf, slotOf } from './index.js';
+import { eventMember, partitionStream, retryMember, scheduleKeysOf, slotOf } from './index.js';
 
 describe('scheduleKeysOf', () => {
   it.each(['orders', 'app:orders', partitionStream('orders', 3), 'weird{name', 'tagged:{t}:x'])(
@@ -17,5 +17,21 @@ describe('scheduleKeysOf', () => {
       due: 'orders:{orders:3}:schedule',
       entries: 'orders:{orders:3}:schedule:entries',
     });
+  });
+});
+
+describe('schedule members', () => {
+  it.each(['order-1', 'entry:1-0', 'retry:1-0:g', 'nrs:retry:1-0:g', 'nrs:emit:x', 'nrs:', ''])(
+    'keeps the member of event id %p apart from every RetryLater copy',
+    (eventId) => {
+      const member = eventMember(eventId);
+      expect(member.startsWith('nrs:retry:')).toBe(false);
+      expect(member).toBe(eventId.startsWith('nrs:') ? `nrs:emit:${eventId}` : eventId);
+    },
+  );
+
+  it('names a RetryLater copy by entry and group', () => {
+    expect(retryMember('1700000000000-3', 'billing:eu')).toBe('nrs:retry:1700000000000-3:billing:eu');
+    expect(retryMember('1-0', 'a')).not.toBe(retryMember('1-0', 'b'));
   });
 });

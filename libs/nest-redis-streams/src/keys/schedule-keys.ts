@@ -2,9 +2,9 @@ import { hasHashTag, keyBeside } from './slots.js';
 
 /** The two keys of a stream's schedule (delayed entries waiting for their time). */
 export interface ScheduleKeys {
-  /** Sorted set: member = event id, score = due time (ms since epoch). */
+  /** Sorted set: member (eventMember, retryMember) → due time (ms since epoch). */
   readonly due: string;
-  /** Hash: event id → the packed entry (XADD head and envelope fields). */
+  /** Hash: member → the packed entry (XADD head and envelope fields). */
   readonly entries: string;
 }
 
@@ -25,4 +25,27 @@ export function scheduleKeysOf(stream: string): ScheduleKeys {
 function besideStream(stream: string, suffix: string): string {
   if (hasHashTag(stream) || stream.includes('}')) return keyBeside(stream, suffix);
   return `{${stream}}:${suffix}`;
+}
+
+/** Prefix of the schedule members this library names itself; an event id with it is kept apart (see eventMember). */
+const OWN_MEMBER = 'nrs:';
+/** The move script strips it again for XADD … IDMP (redis/lua/schedule.ts). */
+const ESCAPED_EVENT_MEMBER = 'nrs:emit:';
+
+/**
+ * The schedule member of a delayed emit: its event id, so that the same event id scheduled again
+ * replaces the entry held (a retried emit schedules one entry). An event id that starts with `nrs:`
+ * gets `nrs:emit:` before it, so no event id can equal a RetryLater copy's member (retryMember).
+ */
+export function eventMember(eventId: string): string {
+  return eventId.startsWith(OWN_MEMBER) ? `${ESCAPED_EVENT_MEMBER}${eventId}` : eventId;
+}
+
+/**
+ * The schedule member of a long RetryLater's copy of entry `entryId` for `group`:
+ * `nrs:retry:<entry id>:<group>`, one per entry and group, so that two groups retrying one entry
+ * each keep their copy. Built by the reschedule script (redis/lua/schedule.ts); here to read it.
+ */
+export function retryMember(entryId: string, group: string): string {
+  return `nrs:retry:${entryId}:${group}`;
 }

@@ -7,9 +7,9 @@ export function timeText(ms: number): string {
 /** Messages of the operations layer: full sentences that name the value and the way out. */
 export const OPERATIONS_MESSAGES = {
   noGroup: (stream: string, group: string) => `Stream "${stream}" has no consumer group "${group}".`,
-  notScheduled: (stream: string, eventId: string) =>
-    `Stream "${stream}" has no scheduled entry with event id "${eventId}" (never scheduled, cancelled, or already ` +
-    'moved into the stream: look for it there).',
+  notScheduled: (stream: string, member: string) =>
+    `Stream "${stream}" has no scheduled entry with event id or member "${member}" (never scheduled, cancelled, or ` +
+    'already moved into the stream: look for it there; `scheduled` lists the members).',
   keyNotBlocked: (stream: string, group: string, key: string) =>
     `Ordering key "${key}" is not blocked in group "${group}" of stream "${stream}" (never blocked, or released ` +
     'already). List the blocked keys to find it; for a partitioned stream give the partition stream.',
@@ -73,6 +73,9 @@ export const OPERATIONS_MESSAGES = {
     'have consumer groups (as the overview lists them). Add it to streams to serve it.',
   notAStream: (key: string, type: string) =>
     type === 'none' ? `Key "${key}" does not exist.` : `Key "${key}" holds a ${type}, not a stream.`,
+  scheduleKeyType: (stream: string, key: string, type: string, expected: string) =>
+    `The schedule of stream "${stream}" cannot be read: key "${key}" holds a ${type}, where this library keeps a ` +
+    `${expected}. It was not written by nest-redis-streams: rename or delete it (its delayed entries, if any, are lost with it).`,
   badPartitions: (value: unknown, max: number) =>
     `partitions must be a whole number from 1 to ${max}, got ${JSON.stringify(String(value))}.`,
 };

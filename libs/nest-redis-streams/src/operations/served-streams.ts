@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { DeadLetterService } from '../dead-letter/dead-letter.service.js';
-import { isDeadLetterStream } from '../keys/index.js';
+import { isDeadLetterStream, scheduleKeysOf } from '../keys/index.js';
 import { isCluster } from '../redis/connection.factory.js';
 import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
@@ -100,6 +100,25 @@ export async function explainWrongType(redis: Redis, err: unknown, ...keys: stri
   for (const key of keys) {
     const type = await redis.type(key).catch(() => 'value of another type');
     if (type !== 'stream' && type !== 'none') throw new OperationError('not-found', OPERATIONS_MESSAGES.notAStream(key, type));
+  }
+  throw err;
+}
+
+/**
+ * A WRONGTYPE refusal on `stream`'s schedule names the schedule key that holds another type (a
+ * key written by hand or by another program): refused, with the way out.
+ */
+export async function explainScheduleWrongType(redis: Redis, err: unknown, stream: string): Promise<never> {
+  if (!(err instanceof Error) || !err.message.startsWith('WRONGTYPE')) throw err;
+  const { due, entries } = scheduleKeysOf(stream);
+  for (const [key, expected] of [
+    [due, 'zset'],
+    [entries, 'hash'],
+  ] as const) {
+    const type = await redis.type(key).catch(() => 'value of another type');
+    if (type !== expected && type !== 'none') {
+      throw new OperationError('refused', OPERATIONS_MESSAGES.scheduleKeyType(stream, key, type, expected));
+    }
   }
   throw err;
 }

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { DeadLetterService, type DeadLetter, type DeadLetterTally } from '../dead-letter/dead-letter.service.js';
-import { auditRefusalStream, partitionStream, probeKeyNear } from '../keys/index.js';
+import { auditRefusalStream, eventMember, partitionStream, probeKeyNear } from '../keys/index.js';
 import { type CapabilitySummary, probeCapabilities, summarizeCapabilities } from '../redis/capabilities.js';
 import { type ScriptedRedis, withStreamScripts } from '../redis/scripts.js';
 import type { TrimTarget } from '../trim/retention-options.interface.js';
@@ -35,7 +35,7 @@ import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import { type StreamOverview, type StreamSetting, readOverview } from './overview.js';
 import { type GroupOwnership, readOwnership } from './ownership.js';
 import { type ResolvedOperationsOptions, resolveOperationsOptions } from './resolve-operations-options.js';
-import { ServedStreams, explainWrongType } from './served-streams.js';
+import { ServedStreams, explainScheduleWrongType, explainWrongType } from './served-streams.js';
 import type { RangeOptions, StreamOperationsOptions } from './stream-operations-options.interface.js';
 import { type ScheduleSummary, cancelScheduled, summarizeSchedule } from '../schedule/index.js';
 
@@ -244,7 +244,9 @@ export class StreamOperations {
    * the first `limit` entries by due time.
    */
   scheduled(stream: string, limit: number = OPERATIONS_DEFAULTS.pageSize): Promise<ScheduleSummary> {
-    return this.read(stream, () => summarizeSchedule(this.redis, stream, limit));
+    return this.read(stream, () =>
+      summarizeSchedule(this.redis, stream, limit).catch((err) => explainScheduleWrongType(this.redis, err, stream)),
+    );
   }
 
   /**
@@ -362,13 +364,18 @@ export class StreamOperations {
     );
   }
 
-  /** Cancels a scheduled entry by its event id; refused (not found) when none with that id waits. */
-  cancelScheduled(actor: string, stream: string, eventId: string): Promise<{ cancelled: string }> {
-    return this.audited(actor, 'schedule.cancel', stream, '', eventId, {}, async () => {
-      if (!(await cancelScheduled(this.redis, stream, eventId))) {
-        throw new OperationError('not-found', OPERATIONS_MESSAGES.notScheduled(stream, eventId));
-      }
-      return { cancelled: eventId };
+  /**
+   * Cancels a scheduled entry by its member as `scheduled()` lists it (a delayed emit's event id, a
+   * RetryLater copy's `nrs:retry:<entry id>:<group>`), or removes a record set aside; a delayed
+   * emit's event id is taken too. Refused (not found) when none waits.
+   */
+  cancelScheduled(actor: string, stream: string, member: string): Promise<{ cancelled: string }> {
+    return this.audited(actor, 'schedule.cancel', stream, '', member, {}, async () => {
+      const cancelled = await cancelScheduled(this.redis, stream, [...new Set([member, eventMember(member)])]).catch((err) =>
+        explainScheduleWrongType(this.redis, err, stream),
+      );
+      if (cancelled === null) throw new OperationError('not-found', OPERATIONS_MESSAGES.notScheduled(stream, member));
+      return { cancelled };
     });
   }
 

@@ -1,6 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { Cluster, Redis } from 'ioredis';
 import { moveDue } from './schedule-store.js';
+import { SCHEDULE_MESSAGES } from './schedule.messages.js';
 
 /** How a ScheduleMover runs. */
 export interface ScheduleMoverOptions {
@@ -44,13 +45,8 @@ export class ScheduleMover {
 
   /** Moves every due entry of `stream` now; resolves with how many were moved and the next due time. */
   async moveNow(stream: string): Promise<{ moved: number; nextDueAt: number | null }> {
-    let moved = 0;
-    for (;;) {
-      const round = await moveDue(this.redis, stream, this.options.batch, this.options.idmp);
-      moved += round.moved;
-      // A full batch may have left more due entries behind.
-      if (round.moved < this.options.batch || this.stopped) return { moved, nextDueAt: round.nextDueAt };
-    }
+    const { moved, nextDueAt } = await this.moveAll(stream);
+    return { moved, nextDueAt };
   }
 
   /** Stops the timers; resolves once the rounds in flight finished. */
@@ -70,18 +66,16 @@ export class ScheduleMover {
   }
 
   private run(stream: string): void {
-    const round = this.moveNow(stream).then(
-      ({ nextDueAt }) => {
+    const round = this.moveAll(stream).then(
+      ({ nextDueInMs }) => {
         this.lastError.delete(stream);
-        this.wake(stream, nextDueAt === null ? this.options.checkMs : Math.min(this.options.checkMs, nextDueAt - Date.now()));
+        // On Redis' clock: a mover whose own clock is ahead would otherwise wake again at once, and again.
+        this.wake(stream, nextDueInMs === null ? this.options.checkMs : Math.min(this.options.checkMs, nextDueInMs));
       },
       (err: unknown) => {
         const message = (err as Error).message;
         if (this.lastError.get(stream) !== message) {
-          this.logger.warn(
-            `Could not move the due entries of the schedule of stream "${stream}" (${message}); ` +
-              `trying again every ${this.options.checkMs} ms (logged once until it changes). They stay scheduled meanwhile.`,
-          );
+          this.logger.warn(SCHEDULE_MESSAGES.moveFailed(stream, message, this.options.checkMs));
         }
         this.lastError.set(stream, message);
         this.wake(stream, this.options.checkMs);
@@ -89,5 +83,17 @@ export class ScheduleMover {
     );
     this.rounds.add(round);
     void round.finally(() => this.rounds.delete(round));
+  }
+
+  /** Rounds until one looks at fewer members than a batch (none left due). */
+  private async moveAll(stream: string): Promise<{ moved: number; nextDueAt: number | null; nextDueInMs: number | null }> {
+    let moved = 0;
+    for (;;) {
+      const round = await moveDue(this.redis, stream, this.options.batch, this.options.idmp);
+      moved += round.moved;
+      if (round.setAside.length > 0) this.logger.warn(SCHEDULE_MESSAGES.setAside(stream, round.setAside));
+      // A full batch may have left more due entries behind.
+      if (round.looked < this.options.batch || this.stopped) return { ...round, moved };
+    }
   }
 }

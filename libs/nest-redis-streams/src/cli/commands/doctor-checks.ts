@@ -81,6 +81,8 @@ export const ROLE_NEEDS: Record<'consumer' | 'producer' | 'operator', readonly s
     'zadd $K 0 m',
     'hdel $K f',
     'zrem $K m',
+    // A delayed emit's delayMs is counted from Redis' clock.
+    'time',
     'eval x 0',
     'evalsha x 0',
   ],
@@ -110,6 +112,7 @@ export const ROLE_NEEDS: Record<'consumer' | 'producer' | 'operator', readonly s
     'hincrby $K f 1',
     'zrange $K 0 -1',
     'zcard $K',
+    'zcount $K 0 1',
     'hget $K f',
     'zrem $K m',
     'hdel $K f',

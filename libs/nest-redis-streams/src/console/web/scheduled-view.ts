@@ -4,16 +4,21 @@ import { payload } from './payload.js';
 import { act } from './notice.js';
 
 interface Scheduled {
-  eventId: string;
-  dueAt: number;
+  member: string;
+  eventId: string | null;
+  group: string | null;
+  dueAt: number | null;
   fields: Array<[string, string]> | null;
+  malformed?: string;
 }
 interface Schedule {
   stream: string;
   count: number;
   nextDueAt: number | null;
   oldestOverdueMs: number;
+  serverTime: number;
   entries: Scheduled[];
+  malformed: { count: number; records: Array<{ member: string; problem: string }> };
 }
 
 /** A stream's schedule: delayed entries waiting for their time, each cancellable; overdue ones stand out. */
@@ -22,12 +27,9 @@ export async function scheduledView(params: URLSearchParams, rerender: () => Pro
   const session = await loadSession();
   const writable = canWrite(session, stream);
   const schedule = await get<Schedule>('scheduled', { stream });
-  const now = Date.now();
-  const rows = schedule.entries.map((e) => [
-    ident(e.eventId),
-    ident(when(e.dueAt)),
-    e.dueAt <= now ? h('span', { class: 'loss' }, `overdue ${duration(now - e.dueAt)}`) : `in ${duration(e.dueAt - now)}`,
-    payload(e.fields),
+  // Due times are on Redis' clock; this browser's may differ.
+  const now = schedule.serverTime;
+  const cancel = (member: string) =>
     writable
       ? h(
           'button',
@@ -35,12 +37,28 @@ export async function scheduledView(params: URLSearchParams, rerender: () => Pro
             class: 'danger',
             'data-test': 'cancel-scheduled',
             onclick: () =>
-              confirm(`Cancel scheduled entry ${e.eventId}?`) &&
-              void act(`Cancel ${e.eventId}`, () => post('scheduled/cancel', { stream, eventId: e.eventId }), rerender),
+              confirm(`Cancel scheduled entry ${member}?`) &&
+              void act(`Cancel ${member}`, () => post('scheduled/cancel', { stream, member }), rerender),
           },
           'cancel',
         )
-      : '',
+      : '';
+  const rows = schedule.entries.map((e) => [
+    ident(e.member),
+    e.group === null ? 'all' : ident(e.group),
+    e.dueAt === null ? '-' : ident(when(e.dueAt)),
+    e.malformed !== undefined || e.dueAt === null
+      ? h('span', { class: 'loss' }, 'never (malformed)')
+      : e.dueAt <= now
+        ? h('span', { class: 'loss' }, `overdue ${duration(now - e.dueAt)}`)
+        : `in ${duration(e.dueAt - now)}`,
+    e.malformed !== undefined ? h('span', { class: 'loss', 'data-test': 'malformed' }, e.malformed) : payload(e.fields),
+    cancel(e.member),
+  ]);
+  const aside = schedule.malformed.records.map((r) => [
+    ident(r.member),
+    h('span', { class: 'loss', 'data-test': 'malformed' }, r.problem),
+    cancel(r.member),
   ]);
   const overdue = schedule.oldestOverdueMs;
   return h(
@@ -62,7 +80,21 @@ export async function scheduledView(params: URLSearchParams, rerender: () => Pro
             )
           : 'Nothing overdue.',
       ),
-      table(['event id', 'due at', 'when', 'payload', ''], rows),
+      table(['member', 'group', 'due at', 'when', 'payload', ''], rows),
     ),
+    schedule.malformed.count > 0
+      ? h(
+          'section',
+          { class: 'card', 'data-test': 'schedule-set-aside' },
+          h('h2', {}, `Set aside: ${schedule.malformed.count} malformed record(s)`),
+          h(
+            'p',
+            {},
+            'Records that hold no entry this library wrote (written by hand, or damaged): never added to the stream. ' +
+              'Read one with HGET on the schedule hash; cancel removes it.',
+          ),
+          table(['member', 'problem', ''], aside),
+        )
+      : '',
   );
 }
