@@ -44,11 +44,13 @@ stream with consumer groups. Each reads at most 10,000 records per stream and sa
   --canary N     redrive: N first, watched until acknowledged or parked again; then the rest at
                  --rate per second (10), stopping by itself once more than --max-failure-ratio
                  (0.2) of them failed again; --settle-ms (30000): longer undecided counts as failed.
-                 Runs in the foreground; exit 1 when it stopped, with the reason.
+                 Runs in the foreground; exit 1 when it stopped, with the reason. One canary per
+                 stream and cause at a time: while one runs anywhere, exit 3 naming its run id.
 
 ${COMMON_HELP}
 
-Exit codes: 0 done, 2 bad arguments, 3 a record is missing or is a tombstone, 4 Redis failed.`,
+Exit codes: 0 done, 2 bad arguments, 3 a record is missing or is a tombstone, or a canary of that
+cause is running, 4 Redis failed.`,
   options: {
     reason: { type: 'string' },
     group: { type: 'string' },
