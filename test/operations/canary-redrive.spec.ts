@@ -111,7 +111,7 @@ describe('canary re-drive of a failure group (StreamOperations, real consumer, r
     expect(progress.state).toBe('aborted');
     expect(progress.reason).toContain('Run the same canary again to go on');
   });
-  it('re-drives every letter once: one still broken parks again past the run\'s bound and is not read again (done at 1/10)', async () => {
+  it("re-drives every letter once: one still broken parks again past the run's bound and is not read again (done at 1/10)", async () => {
     const { stream, audit } = await arrange(10);
     const { runs } = await canaryConsumer(closers, stream, (n) => n === 5);
     const ops = new StreamOperations(redis, { streams: [stream], auditStream: audit });
@@ -139,7 +139,13 @@ describe('canary re-drive of a failure group (StreamOperations, real consumer, r
     const stop = new AbortController();
     // 0.04 per second: after the canary, the next re-drive waits 25 s, fifty leases.
     const options = { cause: CAUSE, canary: 1, ratePerSec: 0.04 };
-    const { runId, done } = await canaries.start('tester', stream, options, (p) => p.phase === 'rate' && beats.push(p), stop.signal);
+    const { runId, done } = await canaries.start(
+      'tester',
+      stream,
+      options,
+      (p) => p.phase === 'rate' && beats.push(p),
+      stop.signal,
+    );
     await waitFor(() => beats.length >= 15, '15 heartbeats in the rate phase (three leases long)');
     expect(beats.at(-1)!.updatedAt - beats[0].updatedAt).toBeGreaterThan(1_000);
     const progress = await canaries.progress(runId);
@@ -185,8 +191,15 @@ describe('canary re-drive of a failure group (StreamOperations, real consumer, r
     const dying = redisClient();
     const dyingOps = new StreamOperations(dying, { streams: [stream], auditStream: audit });
     const timing = { heartbeatMs: 100, leaseMs: 500 };
-    const first = await shortLeaseCanaries(dyingOps, timing, dying).start('a', stream, { cause: CAUSE, canary: 2, ratePerSec: 0.04 });
-    await waitFor(async () => (await dyingOps.canaries.progress(first.runId)).phase === 'rate', 'the first run to pass its canaries');
+    const first = await shortLeaseCanaries(dyingOps, timing, dying).start('a', stream, {
+      cause: CAUSE,
+      canary: 2,
+      ratePerSec: 0.04,
+    });
+    await waitFor(
+      async () => (await dyingOps.canaries.progress(first.runId)).phase === 'rate',
+      'the first run to pass its canaries',
+    );
     dying.disconnect();
     await expect(first.done).rejects.toThrow('Connection is closed');
     await arrangeDeadLetters(redis, stream, 2, 100); // parked after the first run began: not its to re-drive
@@ -194,8 +207,11 @@ describe('canary re-drive of a failure group (StreamOperations, real consumer, r
     const canaries = shortLeaseCanaries(ops, timing);
     const options = { cause: CAUSE, canary: 2, ratePerSec: 100 };
     const second = await waitFor(
-      () => canaries.start('b', stream, options).catch((err: unknown) => (err instanceof CanaryRunningError ? null : Promise.reject(err))),
-      'the first run\'s lease to lapse',
+      () =>
+        canaries
+          .start('b', stream, options)
+          .catch((err: unknown) => (err instanceof CanaryRunningError ? null : Promise.reject(err))),
+      "the first run's lease to lapse",
     );
     const end = await second.done;
     const firstProgress = await canaries.progress(first.runId);

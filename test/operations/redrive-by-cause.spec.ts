@@ -28,7 +28,7 @@ describe('re-drive by cause reads the set its dry run counted (StreamOperations,
     expect(new Set(runs).size).toBe(600);
   });
 
-  it('with the dry run\'s upTo, re-drives exactly what it counted: letters parked since stay', async () => {
+  it("with the dry run's upTo, re-drives exactly what it counted: letters parked since stay", async () => {
     const stream = unique('by-cause');
     await arrangeDeadLetters(redis, stream, 5);
     const ops = new StreamOperations(redis, { streams: [stream], auditStream: unique('audit') });

@@ -71,7 +71,9 @@ describe('a canary re-drive whose Redis is full for a while', () => {
     const timing = { retryForMs: 300 };
     const canaries = new CanaryRedrives({ redis: redis.admin, deadLetters, audit: ops.audit, served, scanLimit: 10_000, timing });
     const seen: CanaryProgress[] = [];
-    const { runId, done } = await canaries.start('tester', stream, { cause: CAUSE, canary: 2, ratePerSec: 2 }, (p) => seen.push(p));
+    const { runId, done } = await canaries.start('tester', stream, { cause: CAUSE, canary: 2, ratePerSec: 2 }, (p) =>
+      seen.push(p),
+    );
     const failedEnd = done.then(
       () => null,
       (err: unknown) => err as Error,

@@ -92,10 +92,7 @@ export class DeadLetterService {
    * @param options.upTo the last id to read (inclusive): a read that re-drives what it reads stops
    * at what existed when it began, instead of reading the records its own re-drives park again.
    */
-  async list(
-    deadLetterStream: string,
-    options: { after?: string; count?: number; upTo?: string } = {},
-  ): Promise<DeadLetterPage> {
+  async list(deadLetterStream: string, options: { after?: string; count?: number; upTo?: string } = {}): Promise<DeadLetterPage> {
     const count = options.count ?? 50;
     const start = options.after ? startAfter(options.after) : '-';
     if (start === null) return { items: [], next: null };

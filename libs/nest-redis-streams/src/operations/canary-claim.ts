@@ -12,9 +12,7 @@ import { LeanScript } from '../redis/lean-script.js';
  */
 
 /** What a claim found: a live run (refused), or the claim is this run's, resuming an undecided run or fresh. */
-export type CanaryClaim =
-  | { live: string; leaseLeftMs: number }
-  | { live: null; resumes: string | null; upTo: string | null };
+export type CanaryClaim = { live: string; leaseLeftMs: number } | { live: null; resumes: string | null; upTo: string | null };
 
 const NOW = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;

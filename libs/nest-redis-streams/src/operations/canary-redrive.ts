@@ -81,7 +81,10 @@ export class CanaryRedrives {
         const key = canaryClaimKey(audit.stream, stream, opts.cause);
         const claim = await this.claim(key, runId, setting.deadLetterStream);
         if (claim.live !== null) {
-          throw new CanaryRunningError(OPERATIONS_MESSAGES.canaryRunning(stream, opts.cause, claim.live, claim.leaseLeftMs), claim.live);
+          throw new CanaryRunningError(
+            OPERATIONS_MESSAGES.canaryRunning(stream, opts.cause, claim.live, claim.leaseLeftMs),
+            claim.live,
+          );
         }
         claimKey = key;
         return { setting, opts, claim };

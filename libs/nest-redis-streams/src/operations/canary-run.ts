@@ -112,7 +112,10 @@ export class CanaryRun {
     const o = p.options;
     while (p.state === 'running') {
       if (this.signal?.aborted) {
-        Object.assign(p, { state: 'stopped', reason: `Stopped by its caller before the end (${messageOf(this.signal.reason)}).` });
+        Object.assign(p, {
+          state: 'stopped',
+          reason: `Stopped by its caller before the end (${messageOf(this.signal.reason)}).`,
+        });
         break;
       }
       const inCanary = p.phase === 'canary';
@@ -221,7 +224,12 @@ export class CanaryRun {
       ...{ actor: p.actor, action: 'dlq.canary.redrive', stream: p.stream, group: '', target: id },
       params: JSON.stringify({ runId: p.runId }),
     };
-    return auditStep(this.deps.audit, intent, (step) => this.retry(step), () => this.deps.deadLetters.redrive(this.dlq, id));
+    return auditStep(
+      this.deps.audit,
+      intent,
+      (step) => this.retry(step),
+      () => this.deps.deadLetters.redrive(this.dlq, id),
+    );
   }
 
   /**

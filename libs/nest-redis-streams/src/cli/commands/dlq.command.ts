@@ -107,7 +107,9 @@ cause is running, 4 Redis failed.`,
     if (after !== undefined) parseStreamId(after, '--after');
     const upTo = stringOption(parsed, 'up-to');
     if (upTo !== undefined && !(action === 'redrive' && bulk(parsed) && parsed.values.canary === undefined)) {
-      throw new UsageError('--up-to goes with a filtered re-drive or its dry run: dlq redrive <stream> --cause <fp> --up-to <id>.');
+      throw new UsageError(
+        '--up-to goes with a filtered re-drive or its dry run: dlq redrive <stream> --cause <fp> --up-to <id>.',
+      );
     }
     if (upTo !== undefined) parseStreamId(upTo, '--up-to');
     intOption(parsed, 'count', 1);
