@@ -37,9 +37,9 @@ export interface CanaryDeps {
  * is a hash beside the audit stream, written at every step and every heartbeat, so any instance
  * (and the CLI) reads its progress.
  *
- * One run per stream and failure group at a time, fleet-wide (a claim with a lease in Redis): a second start
- * is refused with the live run's id. A run reads only the dead letters that existed when it began,
- * so what it re-drove and failed again is not re-driven again. A run whose process died shows
+ * One run per stream and failure group at a time, fleet-wide (a claim with a lease in Redis): a
+ * second start is refused with the live run's id. A run reads only the dead letters that existed
+ * when it began, so what it re-drove and failed again is not re-driven again. A run whose process died shows
  * `aborted` once its lease lapsed; starting the same canary again then takes it over, reading up
  * to the same dead letter, and goes on where it stopped (what was re-driven left the stream).
  */
