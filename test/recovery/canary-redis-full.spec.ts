@@ -2,11 +2,8 @@ import { AuditLog, type AuditIntent, type CanaryProgress, DeadLetterService, Str
 import type { Redis } from 'ioredis';
 import { CanaryRedrives } from '../../libs/nest-redis-streams/src/operations/canary-redrive.js';
 import { CANARY_CAUSE as CAUSE, arrangeDeadLetters, canaryConsumer } from '../support/canary-fixtures.js';
-import { redisClient, testContext, unique, waitFor } from '../support/helpers.js';
-
-const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {
-  startRedis(options?: { appendonly?: boolean }): Promise<{ url: string; stop(): Promise<void> }>;
-};
+import { fillableRedis } from '../support/full-redis.js';
+import { testContext, unique, waitFor } from '../support/helpers.js';
 
 // A canary whose Redis is full for a while (maxmemory, noeviction: every write refused with OOM)
 // is still running, not a dead process: it waits the refusals out and goes on, or, past its retry
@@ -15,19 +12,14 @@ const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {
 describe('a canary re-drive whose Redis is full for a while', () => {
   const { closers } = testContext();
 
+  /** A private Redis; `fill` also resets the error counts, so that `refusedWrites` counts from there. */
   async function fullRedis() {
-    const own = await startRedis({ appendonly: false });
-    closers.push(() => own.stop());
-    const admin = redisClient(own.url);
-    closers.push(() => admin.quit());
-    await admin.config('SET', 'maxmemory-policy', 'noeviction');
-    const drain = () => admin.config('SET', 'maxmemory', '0');
-    closers.push(drain); // runs before the server stops (closers run newest first)
+    const redis = await fillableRedis(closers);
     const fill = async () => {
-      await admin.config('RESETSTAT');
-      await admin.config('SET', 'maxmemory', '1');
+      await redis.admin.config('RESETSTAT');
+      await redis.fill();
     };
-    return { url: own.url, admin, fill, drain };
+    return { ...redis, fill };
   }
 
   /** Writes Redis refused for lack of memory since the last fill. */
