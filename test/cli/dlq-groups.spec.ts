@@ -1,6 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
 import { failureCause } from 'nest-redis-streams';
+import { canaryClaimKey, DEFAULT_AUDIT_STREAM } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { redisClient, startMicroservice, unique } from '../support/helpers.js';
 import { runCli } from './run-cli.js';
 
@@ -132,6 +133,41 @@ describe('nest-redis-streams dlq groups / redrive --cause (the compiled binary, 
     } finally {
       await app.close();
     }
+  });
+
+  it('refuses a second canary of the same cause while one is live, naming the live run (exit 3)', async () => {
+    const { stream } = await failingStream();
+    const cause = failureCause('PaymentError', 'Card 1 declined').fingerprint;
+    // A live run of another instance: its claim, with a lease a minute long on Redis' clock.
+    const [seconds] = await redis.time();
+    const until = String(Number(seconds) * 1000 + 60_000);
+    const claim = canaryClaimKey(DEFAULT_AUDIT_STREAM, stream, cause);
+    await redis.hset(claim, 'run', 'the-live-run', 'until', until, 'open', '1', 'upTo', '');
+    try {
+      const run = await runCli(['dlq', 'redrive', stream, '--cause', cause, '--canary', '2']);
+      expect(run.code).toBe(3);
+      expect(run.stderr).toContain(`is running already: run the-live-run`);
+      expect(await redis.xlen(`${stream}:dlq`)).toBe(5);
+    } finally {
+      await redis.del(claim);
+    }
+  });
+
+  it('re-drives what its dry run counted with --up-to, leaving what parked since', async () => {
+    const { stream } = await failingStream();
+    const cause = failureCause('PaymentError', 'Card 1 declined').fingerprint;
+    const dry = await runCli(['dlq', 'redrive', stream, '--cause', cause, '--dry-run']);
+    const upTo = /read up to (\d+-\d+): add --up-to \1 to the re-drive/.exec(dry.stdout)?.[1];
+    expect(upTo).toBeDefined();
+    await park(stream, 'PaymentError', 'Card 900 declined', {}); // parked after the dry run
+    const run = await runCli(['dlq', 'redrive', stream, '--cause', cause, '--up-to', upTo!, '--json']);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ upTo, more: false });
+    expect(JSON.parse(run.stdout).redriven).toHaveLength(4);
+    expect(await redis.xlen(`${stream}:dlq`)).toBe(2);
+    const bad = await runCli(['dlq', 'redrive', stream, '--cause', cause, '--up-to', 'now']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--up-to');
   });
 
   it('refuses canary options out of range or without a cause, naming them (exit 2)', async () => {

@@ -96,15 +96,19 @@ describe('console API: failure groups and the re-drive dry run (Express, real Re
     expect((await c.get(`dead-letters/canary?${q({ run: 'nope' })}`)).status).toBe(404);
 
     // No consumer runs group g: the canary is never acknowledged, so it fails once settleMs passes.
-    const started = await c.post('dead-letters/canary', { stream, cause, canary: 1, settleMs: 300 });
+    const started = await c.post('dead-letters/canary', { stream, cause, canary: 1, settleMs: 2_000 });
     expect(started.status).toBe(200);
     const run = started.body.runId as string;
+    // One live run per stream and cause: a second start answers 409 with the live run's id.
+    const second = await c.post('dead-letters/canary', { stream, cause });
+    expect(second).toMatchObject({ status: 409, body: { runId: run } });
+    expect(second.body.message).toContain(`is running already: run ${run}`);
     const end = await waitFor(async () => {
       const progress = (await c.get(`dead-letters/canary?${q({ run })}`)).body;
       return progress.state === 'running' ? null : progress;
     }, 'the canary run to end');
     expect(end).toMatchObject({ state: 'stopped', phase: 'canary', redriven: 1, failedAgain: 1 });
-    expect(end.reason).toContain('not acknowledged within 300 ms');
+    expect(end.reason).toContain('not acknowledged within 2000 ms');
     expect(await redis.xlen(`${stream}:dlq`)).toBe(3);
   });
 });

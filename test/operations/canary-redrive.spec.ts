@@ -1,60 +1,30 @@
-import { Controller } from '@nestjs/common';
-import { EventPattern, Payload } from '@nestjs/microservices';
-import { type CanaryProgress, NonRetryableError, OperationError, StreamOperations, failureCause } from 'nest-redis-streams';
-import { startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
+import { type CanaryProgress, DeadLetterService, OperationError, StreamOperations } from 'nest-redis-streams';
+import { CanaryRedrives } from '../../libs/nest-redis-streams/src/operations/canary-redrive.js';
+import type { CanaryTiming } from '../../libs/nest-redis-streams/src/operations/canary-progress.js';
+import { CanaryRunningError } from '../../libs/nest-redis-streams/src/operations/errors/canary-running.error.js';
+import { CANARY_CAUSE as CAUSE, arrangeDeadLetters, canaryConsumer } from '../support/canary-fixtures.js';
+import { redisClient, testContext, unique, waitFor } from '../support/helpers.js';
 
 const { redis, closers } = testContext();
 jest.setTimeout(60_000);
 
-const ERROR = (n: number) => `Order o-${n} was declined by the provider.`;
-const CAUSE = failureCause('NonRetryableError', ERROR(1)).fingerprint;
-
 /** `count` dead letters of one cause, parked by group `g`; entry n carries `{ n }`. */
 async function arrange(count: number): Promise<{ stream: string; audit: string }> {
   const stream = unique('canary');
-  await redis.xgroup('CREATE', stream, 'g', '$', 'MKSTREAM');
-  for (let n = 1; n <= count; n++) {
-    const meta = [
-      'dlq:reason',
-      'non-retryable',
-      'dlq:stream',
-      stream,
-      'dlq:id',
-      `${n}-0`,
-      'dlq:group',
-      'g',
-      'dlq:consumer',
-      'c1',
-    ];
-    meta.push(
-      'dlq:error',
-      ERROR(n),
-      'dlq:error_class',
-      'NonRetryableError',
-      'dlq:deliveries',
-      '1',
-      'dlq:time',
-      String(Date.now()),
-    );
-    await redis.xadd(`${stream}:dlq`, '*', ...meta, 'v', 'nrs/1', 'data', JSON.stringify({ n }));
-  }
+  await arrangeDeadLetters(redis, stream, count);
   return { stream, audit: unique('audit') };
 }
 
 /** The group's handler: fails again (parks) the entries `failing` says, runs the rest. */
 async function consumer(stream: string, failing: (n: number) => boolean): Promise<number[]> {
-  const ran: number[] = [];
-  @Controller()
-  class Handler {
-    @EventPattern(stream)
-    handle(@Payload() data: { n: number }) {
-      if (failing(data.n)) throw new NonRetryableError(ERROR(data.n));
-      ran.push(data.n);
-    }
-  }
-  const { app } = await startMicroservice([Handler], { group: 'g', consumer: 'c1' });
-  closers.push(() => app.close());
-  return ran;
+  return (await canaryConsumer(closers, stream, failing)).ran;
+}
+
+/** Canary runs of `ops`' streams with a short heartbeat and lease (a slow rate still waits long). */
+function shortLeaseCanaries(ops: StreamOperations, timing: Partial<CanaryTiming>, client = redis): CanaryRedrives {
+  const served = (stream: string) => ops.served(stream);
+  const deadLetters = new DeadLetterService(client);
+  return new CanaryRedrives({ redis: client, deadLetters, audit: ops.audit, served, scanLimit: 10_000, timing });
 }
 
 describe('canary re-drive of a failure group (StreamOperations, real consumer, real Redis)', () => {
@@ -140,5 +110,116 @@ describe('canary re-drive of a failure group (StreamOperations, real consumer, r
     const progress = await ops.canaries.progress('r1');
     expect(progress.state).toBe('aborted');
     expect(progress.reason).toContain('Run the same canary again to go on');
+  });
+  it("re-drives every letter once: one still broken parks again past the run's bound and is not read again (done at 1/10)", async () => {
+    const { stream, audit } = await arrange(10);
+    const { runs } = await canaryConsumer(closers, stream, (n) => n === 5);
+    const ops = new StreamOperations(redis, { streams: [stream], auditStream: audit });
+    const newest = (await redis.xrevrange(`${stream}:dlq`, '+', '-', 'COUNT', 1))[0][0];
+    const options = { cause: CAUSE, canary: 3, ratePerSec: 100, maxFailureRatio: 0.5 };
+    const end = await (await ops.canaries.start('tester', stream, options)).done;
+    expect(end).toMatchObject({ state: 'done', redriven: 10, succeeded: 9, failedAgain: 1, upTo: newest, resumes: null });
+    expect(end.reason).toBe('All 10 re-driven; 9 succeeded, 1 failed again.');
+    expect(runs.filter((n) => n === 5)).toHaveLength(1);
+    expect(runs).toHaveLength(10);
+    const actions = (await ops.auditTrail(100)).items.map((r) => r.action);
+    expect(actions.filter((a) => a === 'dlq.canary.redrive')).toHaveLength(10);
+    // The run decided: the next one reads up to the newest letter again, the one parked again included.
+    const again = await (await ops.canaries.start('tester', stream, options)).done;
+    expect(again).toMatchObject({ state: 'stopped', redriven: 1, failedAgain: 1 });
+    expect(again.upTo).not.toBe(newest);
+  });
+
+  it('heartbeats while it waits for its rate (reads running, not aborted), refuses a second run with the live id, and ends early on its signal', async () => {
+    const { stream, audit } = await arrange(3);
+    await consumer(stream, () => false);
+    const ops = new StreamOperations(redis, { streams: [stream], auditStream: audit });
+    const canaries = shortLeaseCanaries(ops, { heartbeatMs: 100, leaseMs: 500 });
+    const beats: CanaryProgress[] = [];
+    const stop = new AbortController();
+    // 0.04 per second: after the canary, the next re-drive waits 25 s, fifty leases.
+    const options = { cause: CAUSE, canary: 1, ratePerSec: 0.04 };
+    const { runId, done } = await canaries.start(
+      'tester',
+      stream,
+      options,
+      (p) => p.phase === 'rate' && beats.push(p),
+      stop.signal,
+    );
+    await waitFor(() => beats.length >= 15, '15 heartbeats in the rate phase (three leases long)');
+    expect(beats.at(-1)!.updatedAt - beats[0].updatedAt).toBeGreaterThan(1_000);
+    const progress = await canaries.progress(runId);
+    expect(progress).toMatchObject({ state: 'running', phase: 'rate', redriven: 1, succeeded: 1 });
+    const second = await canaries.start('other', stream, { cause: CAUSE }).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(second).toBeInstanceOf(CanaryRunningError);
+    expect(second).toMatchObject({ kind: 'refused', runId });
+    expect((second as Error).message).toContain(`is running already: run ${runId}`);
+    stop.abort();
+    const end = await done;
+    expect(end).toMatchObject({ state: 'stopped', redriven: 1 });
+    expect(end.reason).toContain('Stopped by its caller before the end');
+    const [last] = (await ops.auditTrail(1)).items;
+    expect(last).toMatchObject({ action: 'dlq.canary.stopped', target: runId, ok: true });
+    // Ended without a decision: the next run takes it over at once, reading up to the same letter.
+    const next = await canaries.start('tester', stream, { cause: CAUSE, ratePerSec: 100 });
+    expect(await next.done).toMatchObject({ state: 'done', redriven: 2, resumes: runId, upTo: end.upTo });
+  });
+
+  it('accepts one of five concurrent starts of the same canary; the others answer with its run id', async () => {
+    const { stream, audit } = await arrange(8);
+    const { runs } = await canaryConsumer(closers, stream, () => false);
+    const ops = new StreamOperations(redis, { streams: [stream], auditStream: audit });
+    const options = { cause: CAUSE, canary: 2, ratePerSec: 100 };
+    const starts = await Promise.allSettled([1, 2, 3, 4, 5].map((i) => ops.canaries.start(`op${i}`, stream, options)));
+    const accepted = starts.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const refused = starts.flatMap((s) => (s.status === 'rejected' ? [s.reason as CanaryRunningError] : []));
+    expect(accepted).toHaveLength(1);
+    expect(refused.map((e) => [e.name, e.runId])).toEqual(Array(4).fill(['CanaryRunningError', accepted[0].runId]));
+    expect(await accepted[0].done).toMatchObject({ state: 'done', redriven: 8, succeeded: 8 });
+    expect(runs.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    const refusals = (await ops.auditTrail(10, undefined, true)).items;
+    expect(refusals.filter((r) => r.action === 'dlq.canary.start')).toHaveLength(4);
+  });
+
+  it('takes over a run whose process died once its lease lapsed, up to the same letter, and records its end', async () => {
+    const { stream, audit } = await arrange(6);
+    await consumer(stream, () => false);
+    // The dying process: its own connection, cut while it waits for its rate.
+    const dying = redisClient();
+    const dyingOps = new StreamOperations(dying, { streams: [stream], auditStream: audit });
+    const timing = { heartbeatMs: 100, leaseMs: 500 };
+    const first = await shortLeaseCanaries(dyingOps, timing, dying).start('a', stream, {
+      cause: CAUSE,
+      canary: 2,
+      ratePerSec: 0.04,
+    });
+    await waitFor(
+      async () => (await dyingOps.canaries.progress(first.runId)).phase === 'rate',
+      'the first run to pass its canaries',
+    );
+    dying.disconnect();
+    await expect(first.done).rejects.toThrow('Connection is closed');
+    await arrangeDeadLetters(redis, stream, 2, 100); // parked after the first run began: not its to re-drive
+    const ops = new StreamOperations(redis, { streams: [stream], auditStream: audit });
+    const canaries = shortLeaseCanaries(ops, timing);
+    const options = { cause: CAUSE, canary: 2, ratePerSec: 100 };
+    const second = await waitFor(
+      () =>
+        canaries
+          .start('b', stream, options)
+          .catch((err: unknown) => (err instanceof CanaryRunningError ? null : Promise.reject(err))),
+      "the first run's lease to lapse",
+    );
+    const end = await second.done;
+    const firstProgress = await canaries.progress(first.runId);
+    expect(end).toMatchObject({ state: 'done', redriven: 4, resumes: first.runId, upTo: firstProgress.upTo });
+    expect(firstProgress.state).toBe('aborted');
+    expect(firstProgress.reason).toContain(`run ${second.runId} took over`);
+    const ends = (await ops.auditTrail(50)).items.filter((r) => r.action === 'dlq.canary.aborted');
+    expect(ends).toMatchObject([{ target: first.runId, ok: true }]);
+    expect(await redis.xlen(`${stream}:dlq`)).toBe(2);
   });
 });

@@ -1,11 +1,8 @@
 import { Controller, Logger } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { RedisStreamsContext } from 'nest-redis-streams';
-import { pendingCount, redisClient, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
-
-const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {
-  startRedis(options?: { appendonly?: boolean }): Promise<{ url: string; stop(): Promise<void> }>;
-};
+import { fillableRedis } from '../support/full-redis.js';
+import { pendingCount, startMicroservice, unique, waitFor, testContext } from '../support/helpers.js';
 
 // Redis at maxmemory with noeviction refuses every write that could grow it (OOM command not
 // allowed). A consumer must keep its promise there: what its handlers finished is acked (an XACK
@@ -15,17 +12,7 @@ const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {
 describe('a consumer whose Redis is full', () => {
   const { closers } = testContext();
 
-  async function fullRedis() {
-    const own = await startRedis({ appendonly: false });
-    closers.push(() => own.stop());
-    const admin = redisClient(own.url);
-    closers.push(() => admin.quit());
-    await admin.config('SET', 'maxmemory-policy', 'noeviction');
-    const fill = () => admin.config('SET', 'maxmemory', '1');
-    const drain = () => admin.config('SET', 'maxmemory', '0');
-    closers.push(drain); // runs before the server stops (closers run newest first)
-    return { url: own.url, admin, fill, drain };
-  }
+  const fullRedis = () => fillableRedis(closers);
 
   it.each([
     { way: 'a plain XACK under WATCH', checkEveryAck: false, watched: true },

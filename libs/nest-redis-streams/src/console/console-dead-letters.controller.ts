@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Inject, Query, Req, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Body, ConflictException, Controller, Get, Inject, Query, Req, UseGuards, UseInterceptors } from '@nestjs/common';
+import { CanaryRunningError } from '../operations/errors/canary-running.error.js';
 import { OperationError } from '../operations/errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from '../operations/operations.messages.js';
 import type { StreamOperations } from '../operations/stream-operations.js';
@@ -99,6 +100,7 @@ export class ConsoleDeadLettersController {
   /**
    * Starts a canary re-drive of one failure group in this process and answers its run id at once;
    * its progress is read with GET dead-letters/canary (from any instance: it is kept in Redis).
+   * While a run of the same stream and cause is live (on any instance), answers 409 with its `runId`.
    */
   @Post('dead-letters/canary')
   @ConsoleWrite('dlq.canary.start')
@@ -111,7 +113,10 @@ export class ConsoleDeadLettersController {
           {},
         ),
       };
-      const { runId, done } = await this.ops.canaries.start(actor(req), name(b, 'stream'), options);
+      const { runId, done } = await this.ops.canaries.start(actor(req), name(b, 'stream'), options).catch((err: unknown) => {
+        if (!(err instanceof CanaryRunningError)) throw err;
+        throw new ConflictException({ statusCode: 409, error: 'Conflict', message: err.message, runId: err.runId });
+      });
       // Its end (or failure) is in the run's state and the audit; nobody awaits it here.
       done.catch(() => undefined);
       return { runId };
@@ -137,7 +142,13 @@ export class ConsoleDeadLettersController {
   }
 }
 
-/** Which dead letters a request is about: reason, the group that parked them, the failure group's fingerprint. */
+/**
+ * Which dead letters a request is about: reason, the group that parked them, the failure group's
+ * fingerprint, and the newest to read (`upTo`, a dry run's, so that the re-drive covers what it counted).
+ */
 function deadLetterFilter(input: Input) {
-  return { reason: optionalName(input, 'reason'), group: optionalName(input, 'group'), cause: optionalName(input, 'cause') };
+  return {
+    ...{ reason: optionalName(input, 'reason'), group: optionalName(input, 'group'), cause: optionalName(input, 'cause') },
+    upTo: optionalId(input, 'upTo'),
+  };
 }

@@ -89,14 +89,24 @@ export class DeadLetterService {
   /**
    * A page of dead letters, oldest first; `after` is the `next` of the previous page.
    * @param options.count page size (default 50)
+   * @param options.upTo the last id to read (inclusive): a read that re-drives what it reads stops
+   * at what existed when it began, instead of reading the records its own re-drives park again.
    */
-  async list(deadLetterStream: string, options: { after?: string; count?: number } = {}): Promise<DeadLetterPage> {
+  async list(deadLetterStream: string, options: { after?: string; count?: number; upTo?: string } = {}): Promise<DeadLetterPage> {
     const count = options.count ?? 50;
     const start = options.after ? startAfter(options.after) : '-';
     if (start === null) return { items: [], next: null };
-    const entries = await this.redis.xrange(deadLetterStream, start, '+', 'COUNT', count);
+    const end = options.upTo ?? '+';
+    const entries = await this.redis.xrange(deadLetterStream, start, end, 'COUNT', count);
     const items = entries.map(([id, fields]) => toDeadLetter(id, fields));
-    return { items, next: items.length === count ? items[items.length - 1].id : null };
+    const last = items.at(-1)?.id;
+    return { items, next: items.length === count && last !== options.upTo ? last! : null };
+  }
+
+  /** The id of the newest dead letter, or null when the stream is empty or missing: a bound for `list`'s `upTo`. */
+  async lastId(deadLetterStream: string): Promise<string | null> {
+    const [newest] = await this.redis.xrevrange(deadLetterStream, '+', '-', 'COUNT', 1);
+    return newest ? newest[0] : null;
   }
 
   /** One dead letter by its id in the dead-letter stream; null when it is not there. */

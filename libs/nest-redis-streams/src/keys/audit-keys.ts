@@ -15,3 +15,12 @@ export function groupHistoryKey(auditStream: string): string {
 export function canaryRunKey(auditStream: string, runId: string): string {
   return `${auditStream}:canary:${runId}`;
 }
+
+/**
+ * Which run of a failure group's canary on a stream is live, its lease and the dead-letter id it
+ * reads up to: `<auditStream>:canary-live:<cause>:<stream>` (a hash; the cause is 12 hex digits,
+ * so no stream name can make two pairs share a key).
+ */
+export function canaryClaimKey(auditStream: string, stream: string, cause: string): string {
+  return `${auditStream}:canary-live:${cause}:${stream}`;
+}

@@ -1,44 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { DeadLetterService } from '../dead-letter/dead-letter.service.js';
-import { canaryRunKey } from '../keys/index.js';
+import { canaryClaimKey, canaryRunKey } from '../keys/index.js';
 import type { AuditIntent, AuditLog } from './audit-log.js';
 import { auditedWrite } from './audited-write.js';
-import { type CanaryOptions, type ResolvedCanaryOptions, resolveCanaryOptions } from './canary-options.js';
-import { isTombstone, matches } from './dead-letters.js';
+import { type CanaryClaim, claimCanary, releaseCanary } from './canary-claim.js';
+import { type CanaryOptions, resolveCanaryOptions } from './canary-options.js';
+import { CANARY_TIMING, type CanaryProgress, type CanaryTiming } from './canary-progress.js';
+import { CanaryRun, recordEnd, saveProgress } from './canary-run.js';
+import { CanaryRunningError } from './errors/canary-running.error.js';
 import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import type { StreamSetting } from './overview.js';
-import { RedriveOutcomes } from './redrive-outcome.js';
 import { previewRedrive } from './redrive-preview.js';
+import { retryTransient } from './transient-retry.js';
 
-/** Where a canary run stands. `aborted`: its process stopped while running (no heartbeat). */
-export type CanaryState = 'running' | 'done' | 'stopped' | 'failed' | 'aborted';
+export type { CanaryProgress, CanaryState } from './canary-progress.js';
 
-export interface CanaryProgress {
-  runId: string;
-  stream: string;
-  cause: string;
-  actor: string;
-  state: CanaryState;
-  /** `canary` while the first N are watched, `rate` after they passed. */
-  phase: 'canary' | 'rate';
-  /** Why it ended (done, stopped by the threshold, failed, aborted); '' while running. */
-  reason: string;
-  redriven: number;
-  succeeded: number;
-  failedAgain: number;
-  /** Re-driven entries whose outcome is not known yet. */
-  watching: number;
-  startedAt: number;
-  updatedAt: number;
-  options: ResolvedCanaryOptions;
-}
-
-/** A run whose heartbeat is older than this was left by a process that stopped: it is shown aborted. */
-const HEARTBEAT_MS = 1_000;
-const ABORTED_AFTER_MS = 15_000;
-const RUN_TTL_S = 7 * 24 * 3_600;
+const KEEP_CLAIM_S = 7 * 24 * 3_600;
 
 export interface CanaryDeps {
   redis: Redis;
@@ -46,6 +25,8 @@ export interface CanaryDeps {
   audit: AuditLog;
   served(stream: string): Promise<StreamSetting>;
   scanLimit: number;
+  /** Heartbeat, lease and retry windows; the defaults suit production (tests shorten them). */
+  timing?: Partial<CanaryTiming>;
 }
 
 /**
@@ -53,63 +34,86 @@ export interface CanaryDeps {
  * outcomes, and only if few enough failed again go on with the rest at `ratePerSec`, watching as it
  * goes; it stops by itself, saying why, once the share of re-driven entries that failed again
  * passes `maxFailureRatio`. Each re-drive and the start and end are audit records. The run's state
- * is a hash beside the audit stream, written at every step, so any instance (and the CLI) reads
- * its progress; a run whose process died shows `aborted`. Running the same canary again resumes
- * it: what was re-driven left the dead-letter stream, so nothing is re-driven twice.
+ * is a hash beside the audit stream, written at every step and every heartbeat, so any instance
+ * (and the CLI) reads its progress.
+ *
+ * One run per stream and failure group at a time, fleet-wide (a claim with a lease in Redis): a
+ * second start is refused with the live run's id. A run reads only the dead letters that existed
+ * when it began, so what it re-drove and failed again is not re-driven again. A run whose process died shows
+ * `aborted` once its lease lapsed; starting the same canary again then takes it over, reading up
+ * to the same dead letter, and goes on where it stopped (what was re-driven left the stream).
  */
 export class CanaryRedrives {
-  constructor(private readonly deps: CanaryDeps) {}
+  private readonly timing: CanaryTiming;
+
+  constructor(private readonly deps: CanaryDeps) {
+    this.timing = { ...CANARY_TIMING, ...deps.timing };
+  }
 
   /**
-   * Checks the options and the stream, records the start, and runs the canary: `done` settles with
-   * the last progress (Redis failures reject it, after marking the run failed when Redis lets it).
+   * Checks the options and the stream, claims the pair (refused with `CanaryRunningError` while
+   * another run is live), records the start, and runs the canary: `done` settles with the last
+   * progress (a failure rejects it, after recording the end). `signal` ends the run early.
    */
   async start(
     actor: string,
     stream: string,
     options: CanaryOptions,
     onProgress: (p: CanaryProgress) => void = () => undefined,
+    signal?: AbortSignal,
   ): Promise<{ runId: string; done: Promise<CanaryProgress> }> {
+    const { redis, audit } = this.deps;
     const runId = randomUUID();
     const intent: AuditIntent = {
-      actor,
-      action: 'dlq.canary.start',
-      stream,
-      group: '',
-      target: runId,
+      ...{ actor, action: 'dlq.canary.start', stream, group: '', target: runId },
       params: JSON.stringify(options),
     };
-    const { setting, progress } = await auditedWrite(
-      this.deps.audit,
+    let claimKey = '';
+    const started = auditedWrite(
+      audit,
       intent,
       async () => {
         const opts = resolveCanaryOptions(options);
         const setting = await this.deps.served(stream);
         // Refuses a fingerprint with no records here (not found) before the run exists.
-        await previewRedrive(
-          this.deps.deadLetters,
-          setting.deadLetterStream,
-          { cause: opts.cause },
-          { scanLimit: this.deps.scanLimit },
-        );
-        return { setting, opts };
+        const { scanLimit } = this.deps;
+        await previewRedrive(this.deps.deadLetters, setting.deadLetterStream, { cause: opts.cause }, { scanLimit });
+        const key = canaryClaimKey(audit.stream, stream, opts.cause);
+        const claim = await this.claim(key, runId, setting.deadLetterStream);
+        if (claim.live !== null) {
+          throw new CanaryRunningError(
+            OPERATIONS_MESSAGES.canaryRunning(stream, opts.cause, claim.live, claim.leaseLeftMs),
+            claim.live,
+          );
+        }
+        claimKey = key;
+        return { setting, opts, claim };
       },
-      async ({ setting, opts }) => {
+      async ({ setting, opts, claim }) => {
         const now = Date.now();
         const progress: CanaryProgress = {
           ...{ runId, stream, cause: opts.cause, actor, state: 'running', phase: 'canary', reason: '' },
           ...{ redriven: 0, succeeded: 0, failedAgain: 0, watching: 0, startedAt: now, updatedAt: now, options: opts },
+          ...{ upTo: claim.upTo, resumes: claim.resumes },
         };
-        await this.save(progress);
+        await saveProgress(redis, audit.stream, progress);
         return { setting, progress };
       },
     );
-    const done = this.run(progress, setting.deadLetterStream, onProgress).catch(async (err: unknown) => {
-      progress.state = 'failed';
-      progress.reason = err instanceof Error ? err.message : String(err);
-      await this.save(progress).catch(() => undefined);
+    // Claimed but not started (the audit refused the intent): the next start takes over at once.
+    const { setting, progress } = await started.catch(async (err: unknown) => {
+      if (claimKey) await releaseCanary(redis, claimKey, runId, false).catch(() => undefined);
       throw err;
     });
+    const run = new CanaryRun(
+      { ...this.deps, timing: this.timing },
+      progress,
+      setting.deadLetterStream,
+      claimKey,
+      onProgress,
+      signal,
+    );
+    const done = run.run(() => this.endTakenOver(progress));
     return { runId, done };
   }
 
@@ -118,145 +122,32 @@ export class CanaryRedrives {
     const raw = await this.deps.redis.hget(canaryRunKey(this.deps.audit.stream, runId), 'progress');
     if (raw === null) throw new OperationError('not-found', OPERATIONS_MESSAGES.noCanaryRun(runId));
     const progress = JSON.parse(raw) as CanaryProgress;
-    if (progress.state === 'running' && Date.now() - progress.updatedAt > ABORTED_AFTER_MS) {
+    if (progress.state === 'running' && Date.now() - progress.updatedAt > this.timing.leaseMs) {
       progress.state = 'aborted';
-      progress.reason =
-        `No heartbeat since ${new Date(progress.updatedAt).toISOString()}: the process running it stopped. ` +
-        'Run the same canary again to go on (what was re-driven already left the dead-letter stream).';
+      progress.reason = OPERATIONS_MESSAGES.canaryAborted(progress.updatedAt, this.timing.leaseMs);
     }
     return progress;
   }
 
-  private async run(p: CanaryProgress, dlq: string, onProgress: (p: CanaryProgress) => void): Promise<CanaryProgress> {
-    const o = p.options;
-    const outcomes = new RedriveOutcomes(this.deps.redis, p.stream, dlq, p.startedAt);
-    const report = async () => {
-      p.watching = outcomes.outstanding;
-      p.updatedAt = Date.now();
-      await this.save(p);
-      onProgress({ ...p });
-    };
-    const settle = async () => {
-      for (const d of await outcomes.poll(o.settleMs)) {
-        if (d.outcome === 'acked') p.succeeded += 1;
-        else p.failedAgain += 1;
-      }
-    };
-    // Among the canaries the share is of all of them, so one early failure does not stop a run the
-    // others would carry; after them, of every re-driven entry whose outcome is known.
-    const tooManyFailed = () => {
-      const planned = exhausted ? p.redriven : o.canary;
-      const base = p.phase === 'canary' ? planned : p.succeeded + p.failedAgain;
-      return p.failedAgain > 0 && p.failedAgain / Math.max(1, base) > o.maxFailureRatio;
-    };
-    const stop = (why: string) => Object.assign(p, { state: 'stopped' as const, reason: why });
-
-    let after: string | undefined;
-    let scanned = 0;
-    let exhausted = false;
-    let lastBeat = 0;
-    const queue: Array<{ id: string; group: string }> = [];
-    // Oldest first, a page at a time; records without a group (re-driven to every group before)
-    // cannot be watched in one group, so a plain re-drive is left to take them.
-    const next = async (): Promise<{ id: string; group: string } | null> => {
-      while (queue.length === 0 && !exhausted && scanned < this.deps.scanLimit) {
-        const page = await this.deps.deadLetters.list(dlq, { after, count: Math.min(100, this.deps.scanLimit - scanned) });
-        scanned += page.items.length;
-        after = page.items.at(-1)?.id ?? after;
-        for (const letter of page.items)
-          if (matches(letter, { cause: o.cause }) && !isTombstone(letter) && letter.group)
-            queue.push({ id: letter.id, group: letter.group });
-        if (page.next === null) break;
-      }
-      if (queue.length === 0) exhausted = true;
-      return queue.shift() ?? null;
-    };
-
-    while (p.state === 'running') {
-      const inCanary = p.phase === 'canary';
-      const candidate = inCanary && p.redriven >= o.canary ? null : await next();
-      if (candidate) {
-        const newId = await this.redriveOne(p, dlq, candidate.id);
-        if (newId) {
-          p.redriven += 1;
-          outcomes.watch({ deadLetterId: candidate.id, newId, group: candidate.group, redrivenAt: Date.now() });
-        }
-        if (!inCanary) await sleep(1_000 / o.ratePerSec);
-      } else {
-        // Nothing to re-drive now: wait for the outcomes (of the canaries, or of the last ones).
-        await sleep(100);
-      }
-      await settle();
-      if (tooManyFailed()) stop(thresholdReason(p, exhausted ? p.redriven : o.canary));
-      else if (inCanary && (p.redriven >= o.canary || exhausted) && outcomes.outstanding === 0) {
-        p.phase = 'rate';
-      } else if (!inCanary && exhausted && outcomes.outstanding === 0) {
-        Object.assign(p, {
-          state: 'done',
-          reason: `All ${p.redriven} re-driven; ${p.succeeded} succeeded, ${p.failedAgain} failed again.`,
-        });
-      }
-      if (p.state !== 'running' || Date.now() - lastBeat >= HEARTBEAT_MS || candidate) {
-        lastBeat = Date.now();
-        await report();
-      }
-    }
-    if (p.redriven === 0 && exhausted) p.reason = `No dead letters of failure group ${o.cause} to re-drive.`;
-    await this.recordEnd(p);
-    await report();
-    return { ...p };
+  private async claim(key: string, runId: string, dlq: string): Promise<CanaryClaim> {
+    const newest = await this.deps.deadLetters.lastId(dlq);
+    return claimCanary(this.deps.redis, key, runId, { leaseMs: this.timing.leaseMs, newest, keepSeconds: KEEP_CLAIM_S });
   }
 
-  private redriveOne(p: CanaryProgress, dlq: string, id: string): Promise<string | null> {
-    const intent: AuditIntent = {
-      actor: p.actor,
-      action: 'dlq.canary.redrive',
-      stream: p.stream,
-      group: '',
-      target: id,
-      params: JSON.stringify({ runId: p.runId }),
-    };
-    return auditedWrite(
-      this.deps.audit,
-      intent,
-      async () => undefined,
-      () => this.deps.deadLetters.redrive(dlq, id),
-    );
+  /**
+   * The run this one took over never recorded its end (its process stopped, or it could not reach
+   * Redis): its progress reads aborted from now on, and its end goes to the audit for it.
+   */
+  private async endTakenOver(p: CanaryProgress): Promise<void> {
+    if (p.resumes === null) return;
+    const { redis, audit } = this.deps;
+    const retry = <R>(step: () => Promise<R>) =>
+      retryTransient(redis, { forMs: this.timing.retryForMs, firstDelayMs: 50, maxDelayMs: 2_000 }, step);
+    const raw = await retry(() => redis.hget(canaryRunKey(audit.stream, p.resumes!), 'progress'));
+    const old = raw === null ? null : (JSON.parse(raw) as CanaryProgress);
+    if (old?.state !== 'running') return;
+    Object.assign(old, { state: 'aborted', reason: OPERATIONS_MESSAGES.canaryTakenOver(p.runId, old.updatedAt) });
+    await retry(() => saveProgress(redis, audit.stream, old));
+    await recordEnd(audit, old, retry);
   }
-
-  private async recordEnd(p: CanaryProgress): Promise<void> {
-    const intent: AuditIntent = {
-      actor: p.actor,
-      action: `dlq.canary.${p.state}`,
-      stream: p.stream,
-      group: '',
-      target: p.runId,
-      params: JSON.stringify(p.options),
-    };
-    await auditedWrite(
-      this.deps.audit,
-      intent,
-      async () => undefined,
-      async () => ({ reason: p.reason, redriven: p.redriven, succeeded: p.succeeded, failedAgain: p.failedAgain }),
-    );
-  }
-
-  private async save(p: CanaryProgress): Promise<void> {
-    const key = canaryRunKey(this.deps.audit.stream, p.runId);
-    await this.deps.redis.multi().hset(key, 'progress', JSON.stringify(p)).expire(key, RUN_TTL_S).exec();
-  }
-}
-
-function thresholdReason(p: CanaryProgress, planned: number): string {
-  const known = p.succeeded + p.failedAgain;
-  const ratio = (p.failedAgain / (p.phase === 'canary' ? Math.max(planned, 1) : known)).toFixed(2);
-  const where = p.phase === 'canary' ? `of the ${planned} canaries` : `of the ${known} re-driven entries with a known outcome`;
-  return (
-    `Stopped: ${p.failedAgain} ${where} failed again (parked again, or not acknowledged within ${p.options.settleMs} ms): ` +
-    `${ratio} > maxFailureRatio ${p.options.maxFailureRatio}. The rest stay in the dead-letter stream; fix the cause first.`
-  );
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

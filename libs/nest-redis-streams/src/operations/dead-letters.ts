@@ -1,9 +1,11 @@
 import { DeadLetterReason } from '../dead-letter-reason.js';
+import { compareStreamIds } from '../keys/index.js';
 import type { DeadLetter, DeadLetterService } from '../dead-letter/dead-letter.service.js';
 import { FINGERPRINT_FORMAT } from '../dead-letter/failure-fingerprint.js';
 import { fingerprintOf } from './failure-groups.js';
 import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
+import { parseStreamId } from './stream-position.js';
 
 /** Which dead letters an operation applies to; an empty filter matches all. */
 export interface DeadLetterFilter {
@@ -11,6 +13,12 @@ export interface DeadLetterFilter {
   group?: string;
   /** The fingerprint of a failure group (see `failureGroups`). */
   cause?: string;
+  /**
+   * The last dead-letter id to read (inclusive), e.g. the `upTo` of a dry run, so that the re-drive
+   * reads the set the dry run counted. A bulk re-drive and a dry run without it stop at the newest
+   * record when they began.
+   */
+  upTo?: string;
 }
 
 /** Tombstones: records of entries lost to trimming, with no payload to re-drive. */
@@ -28,12 +36,24 @@ export function matches(letter: DeadLetter, filter: DeadLetterFilter): boolean {
   );
 }
 
-/** Refuses a filter naming a cause that is not a fingerprint, before anything is read. */
+/** Refuses a filter naming a cause that is not a fingerprint, or a bound that is not an id, before anything is read. */
 export function checkFilter(filter: DeadLetterFilter): DeadLetterFilter {
   if (filter.cause !== undefined && !FINGERPRINT_FORMAT.test(filter.cause)) {
     throw new OperationError('bad-request', OPERATIONS_MESSAGES.badFingerprint(filter.cause));
   }
+  if (filter.upTo !== undefined) parseStreamId(filter.upTo, 'upTo');
   return filter;
+}
+
+/**
+ * Where a read that re-drives what it reads must stop: the newest record when it begins (or the
+ * caller's `upTo`, when older). Without it, the records its own re-drives park again are read as
+ * further records and re-driven again, up to the scan limit. Null: nothing to read.
+ */
+export async function readBound(service: DeadLetterService, dlq: string, upTo?: string): Promise<string | null> {
+  const newest = await service.lastId(dlq);
+  if (newest === null || upTo === undefined) return newest;
+  return compareStreamIds(upTo, newest) < 0 ? upTo : newest;
 }
 
 /** A filtered page; `scanned` records were read to fill it (bounded by the scan limit). */
@@ -59,7 +79,7 @@ export async function listDeadLetters(
   let scanned = 0;
   while (items.length < options.count && scanned < options.scanLimit) {
     options.signal?.throwIfAborted();
-    const page = await service.list(dlq, { after, count: Math.min(500, options.scanLimit - scanned) });
+    const page = await service.list(dlq, { after, count: Math.min(500, options.scanLimit - scanned), upTo: filter.upTo });
     for (const letter of page.items) {
       scanned += 1;
       after = letter.id;
@@ -83,6 +103,8 @@ export interface RedriveReport {
   more: boolean;
   /** Records read. */
   scanned: number;
+  /** The last dead-letter id it read up to (what existed when it began, or the filter's `upTo`); null: none. */
+  upTo: string | null;
 }
 
 /** Re-drives one dead letter; refuses tombstones and unknown ids with a clear message. */
@@ -95,18 +117,23 @@ export async function redriveOne(service: DeadLetterService, dlq: string, id: st
   return { id, newId };
 }
 
-/** Re-drives every dead letter that matches `filter` (all of them for an empty filter), oldest first. */
+/**
+ * Re-drives every dead letter that matches `filter` (all of them for an empty filter), oldest first,
+ * among the records that existed when it began (see `readBound`): the set its dry run counts.
+ */
 export async function redriveMatching(
   service: DeadLetterService,
   dlq: string,
   filter: DeadLetterFilter,
   scanLimit: number,
 ): Promise<RedriveReport> {
-  const report: RedriveReport = { redriven: [], tombstones: 0, failed: [], more: false, scanned: 0 };
+  const upTo = await readBound(service, dlq, filter.upTo);
+  const report: RedriveReport = { redriven: [], tombstones: 0, failed: [], more: false, scanned: 0, upTo };
+  if (upTo === null) return report;
   let after: string | undefined;
   let scanned = 0;
   while (scanned < scanLimit) {
-    const page = await service.list(dlq, { after, count: Math.min(500, scanLimit - scanned) });
+    const page = await service.list(dlq, { after, count: Math.min(500, scanLimit - scanned), upTo });
     for (const letter of page.items) {
       scanned += 1;
       report.scanned = scanned;

@@ -5,7 +5,8 @@ export type { BlockedKeyRelease, DiscardResult } from './blocked-key-release.js'
 export type { ConsumerInfo } from './consumers.js';
 export { TOMBSTONE_REASONS, type DeadLetterFilter, type FilteredPage, type RedriveReport } from './dead-letters.js';
 export type { CanaryOptions } from './canary-options.js';
-export type { CanaryProgress, CanaryRedrives, CanaryState } from './canary-redrive.js';
+export type { CanaryProgress, CanaryState } from './canary-progress.js';
+export type { CanaryRedrives } from './canary-redrive.js';
 export type { EntryHistory, HistoryStep } from './entry-history.js';
 export type { FailureGroup, FailureGroups } from './failure-groups.js';
 export type { RecordPlace, RedrivePreview } from './redrive-preview.js';

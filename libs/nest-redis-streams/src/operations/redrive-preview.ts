@@ -1,5 +1,5 @@
 import type { DeadLetter, DeadLetterService } from '../dead-letter/dead-letter.service.js';
-import { type DeadLetterFilter, isTombstone, matches } from './dead-letters.js';
+import { type DeadLetterFilter, isTombstone, matches, readBound } from './dead-letters.js';
 import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 
@@ -26,6 +26,11 @@ export interface RedrivePreview {
   keys: { field: string; distinct: number; top: Array<{ key: string; count: number }>; missing: number } | null;
   /** Records read; when `complete` is false the scan limit stopped the read and a re-drive covers these only. */
   scanned: number;
+  /**
+   * The newest record read up to (the newest when the dry run began, or the filter's `upTo`); null
+   * when there was none. Pass it as `upTo` to re-drive exactly the records counted here.
+   */
+  upTo: string | null;
   total: number;
   complete: boolean;
 }
@@ -59,9 +64,10 @@ export function checkKeyField(field: string | undefined): string | undefined {
 }
 
 /**
- * A dry run of a filtered re-drive: reads the dead letters oldest first (at most `scanLimit`, as
- * the re-drive itself would) and says how many it would re-drive, which keys and groups they
- * belong to, and the oldest and newest. A cause that matches nothing is refused as not found.
+ * A dry run of a filtered re-drive: reads the dead letters oldest first (at most `scanLimit`, up to
+ * the newest when it began: as the re-drive itself would) and says how many it would re-drive,
+ * which keys and groups they belong to, and the oldest and newest. A cause that matches nothing is
+ * refused as not found.
  */
 export async function previewRedrive(
   service: DeadLetterService,
@@ -78,16 +84,18 @@ export async function previewRedrive(
     groups: Object.create(null) as Record<string, number>,
     keys: null,
     scanned: 0,
+    upTo: await readBound(service, dlq, filter.upTo),
     total: await service.count(dlq),
     complete: false,
   };
   const keyCounts = new Map<string, number>();
   let missing = 0;
   let after: string | undefined;
-  let ended = false;
-  while (preview.scanned < options.scanLimit) {
+  let ended = preview.upTo === null;
+  while (!ended && preview.scanned < options.scanLimit) {
     options.signal?.throwIfAborted();
-    const page = await service.list(dlq, { after, count: Math.min(500, options.scanLimit - preview.scanned) });
+    const count = Math.min(500, options.scanLimit - preview.scanned);
+    const page = await service.list(dlq, { after, count, upTo: preview.upTo! });
     preview.scanned += page.items.length;
     after = page.items.at(-1)?.id ?? after;
     for (const letter of page.items) {
@@ -106,10 +114,7 @@ export async function previewRedrive(
       if (key === undefined) missing += 1;
       else keyCounts.set(key, (keyCounts.get(key) ?? 0) + 1);
     }
-    if (page.next === null) {
-      ended = true;
-      break;
-    }
+    ended = page.next === null;
   }
   preview.complete = ended || preview.scanned >= preview.total;
   if (options.keyField !== undefined) {

@@ -67,6 +67,9 @@ export function printRedrivePreview(ctx: CliContext, stream: string, preview: Re
     );
   } else ctx.print('keys: add --key <payload field> to see which ordering keys they hold');
   ctx.print(`${coverage(preview)}.`);
+  if (preview.upTo !== null) {
+    ctx.print(`read up to ${preview.upTo}: add --up-to ${preview.upTo} to the re-drive to take exactly these`);
+  }
   return EXIT.ok;
 }
 

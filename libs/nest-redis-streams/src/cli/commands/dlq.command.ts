@@ -20,7 +20,7 @@ export const dlqCommand: Command = {
   nest-redis-streams dlq list <stream> [--reason <r>] [--group <g>] [--cause <fp>] [--after <id>] [--count N]
   nest-redis-streams dlq show <stream> <id>
   nest-redis-streams dlq redrive <stream> <id>...
-  nest-redis-streams dlq redrive <stream> --all | [--reason <r>] [--group <g>] [--cause <fp>] [--dry-run [--key <field>]]
+  nest-redis-streams dlq redrive <stream> --all | [--reason <r>] [--group <g>] [--cause <fp>] [--up-to <id>] [--dry-run [--key <field>]]
   nest-redis-streams dlq redrive <stream> --cause <fp> --canary N [--rate R] [--max-failure-ratio F] [--settle-ms MS]
   nest-redis-streams dlq discard <stream> <id>...
 
@@ -38,15 +38,19 @@ stream with consumer groups. Each reads at most 10,000 records per stream and sa
   --cause <fp>   the failure group's fingerprint (12 hex digits, from dlq groups)
   --all          redrive: every record (tombstones are skipped and counted)
   --dry-run      redrive: say how many, which groups and keys, oldest and newest; change nothing
+  --up-to <id>   redrive: read no dead letter newer than <id> (a dry run's "up to", to re-drive
+                 exactly what it counted); without it, up to the newest when the command began
   --key <field>  with --dry-run: the payload field that holds the ordering key
   --canary N     redrive: N first, watched until acknowledged or parked again; then the rest at
                  --rate per second (10), stopping by itself once more than --max-failure-ratio
                  (0.2) of them failed again; --settle-ms (30000): longer undecided counts as failed.
-                 Runs in the foreground; exit 1 when it stopped, with the reason.
+                 Runs in the foreground; exit 1 when it stopped, with the reason. One canary per
+                 stream and cause at a time: while one runs anywhere, exit 3 naming its run id.
 
 ${COMMON_HELP}
 
-Exit codes: 0 done, 2 bad arguments, 3 a record is missing or is a tombstone, 4 Redis failed.`,
+Exit codes: 0 done, 2 bad arguments, 3 a record is missing or is a tombstone, or a canary of that
+cause is running, 4 Redis failed.`,
   options: {
     reason: { type: 'string' },
     group: { type: 'string' },
@@ -60,6 +64,7 @@ Exit codes: 0 done, 2 bad arguments, 3 a record is missing or is a tombstone, 4 
     rate: { type: 'string' },
     'max-failure-ratio': { type: 'string' },
     'settle-ms': { type: 'string' },
+    'up-to': { type: 'string' },
   },
   prepare(parsed) {
     const action = parsed.positionals[0];
@@ -100,6 +105,13 @@ Exit codes: 0 done, 2 bad arguments, 3 a record is missing or is a tombstone, 4 
     for (const id of ids) parseStreamId(id, 'A dead-letter id');
     const after = stringOption(parsed, 'after');
     if (after !== undefined) parseStreamId(after, '--after');
+    const upTo = stringOption(parsed, 'up-to');
+    if (upTo !== undefined && !(action === 'redrive' && bulk(parsed) && parsed.values.canary === undefined)) {
+      throw new UsageError(
+        '--up-to goes with a filtered re-drive or its dry run: dlq redrive <stream> --cause <fp> --up-to <id>.',
+      );
+    }
+    if (upTo !== undefined) parseStreamId(upTo, '--up-to');
     intOption(parsed, 'count', 1);
     return { streams: [stream] };
   },
@@ -145,7 +157,11 @@ function bulk(parsed: Parsed): boolean {
 }
 
 function filterOf(parsed: Parsed) {
-  return { reason: stringOption(parsed, 'reason'), group: stringOption(parsed, 'group'), cause: stringOption(parsed, 'cause') };
+  const upTo = stringOption(parsed, 'up-to');
+  return {
+    ...{ reason: stringOption(parsed, 'reason'), group: stringOption(parsed, 'group'), cause: stringOption(parsed, 'cause') },
+    upTo: upTo === undefined ? undefined : parseStreamId(upTo, '--up-to'),
+  };
 }
 
 async function list(ctx: CliContext, parsed: Parsed, stream: string): Promise<number> {

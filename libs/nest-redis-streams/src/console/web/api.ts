@@ -15,11 +15,19 @@ export interface Session {
 
 let session: Session | null = null;
 
-export class ApiError extends Error {}
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    /** The answer's JSON body (e.g. the live canary's `runId` with a 409), null when there was none. */
+    readonly body: Record<string, unknown> | null = null,
+  ) {
+    super(message);
+  }
+}
 
 async function handle<T>(res: Response): Promise<T> {
   const body = await res.json().catch(() => null);
-  if (!res.ok) throw new ApiError(body?.message ? String(body.message) : `HTTP ${res.status}`);
+  if (!res.ok) throw new ApiError(body?.message ? String(body.message) : `HTTP ${res.status}`, body);
   return body as T;
 }
 

@@ -32,6 +32,12 @@ export function canaryPanel(runId: string): HTMLElement {
           `${p.redriven} re-driven, ${p.succeeded} succeeded, ${p.failedAgain} failed again, ${p.watching} watching. ` +
             `Limits: ${p.options.ratePerSec}/s, stop above ${p.options.maxFailureRatio} failed again, ${p.options.settleMs} ms to settle.`,
         ),
+        h(
+          'p',
+          { 'data-test': 'canary-bound' },
+          `Reads the dead letters up to ${p.upTo ?? '(none)'}, those there when it began` +
+            (p.resumes ? `; took over run ${p.resumes}.` : '.'),
+        ),
         p.reason ? h('p', { 'data-test': 'canary-reason', class: p.state === 'done' ? undefined : 'loss' }, p.reason) : '',
       );
       if (p.state === 'running') setTimeout(() => panel.isConnected && void refresh(), POLL_MS);

@@ -1,6 +1,6 @@
 import type { FailureGroup, FailureGroups } from '../../operations/failure-groups.js';
 import type { RedrivePreview } from '../../operations/redrive-preview.js';
-import { get, post } from './api.js';
+import { ApiError, get, post } from './api.js';
 import { h, ident, replace, route, table, when } from './dom.js';
 import { act, notify } from './notice.js';
 
@@ -132,10 +132,16 @@ function redriveButtons(stream: string, group: FailureGroup, p: RedrivePreview, 
     value: String(Math.min(10, p.wouldRedrive)),
     title: 'canaries',
   }) as HTMLInputElement;
+  const show = (runId: string) => (location.hash = route('dead-letters', { stream, run: runId }).slice(1));
   const startCanary = async () => {
     const body = { stream, cause: group.fingerprint, canary: Number(canary.value) };
-    const { runId } = await post<{ runId: string }>('dead-letters/canary', body);
-    location.hash = route('dead-letters', { stream, run: runId }).slice(1);
+    const { runId } = await post<{ runId: string }>('dead-letters/canary', body).catch((err: unknown) => {
+      // One canary per stream and cause: the answer names the live one, which the page then shows.
+      const live = err instanceof ApiError ? err.body?.runId : undefined;
+      if (typeof live === 'string') show(live);
+      throw err;
+    });
+    show(runId);
   };
   return h(
     'p',
@@ -149,7 +155,8 @@ function redriveButtons(stream: string, group: FailureGroup, p: RedrivePreview, 
           confirm(`Re-drive the ${p.wouldRedrive} dead letters of failure group ${group.fingerprint}?`) &&
           void act(
             `Re-drive group ${group.fingerprint}`,
-            () => post('dead-letters/redrive-matching', { stream, cause: group.fingerprint }),
+            // Up to the dry run's newest record: the re-drive covers what it counted, not what parked since.
+            () => post('dead-letters/redrive-matching', { stream, cause: group.fingerprint, upTo: p.upTo ?? undefined }),
             rerender,
           ),
       },

@@ -1,2 +1,3 @@
 export * from './audit-incomplete.error.js';
+export * from './canary-running.error.js';
 export * from './operation.error.js';
