@@ -58,6 +58,16 @@ describe('operator writes racing a consumer or another operator', () => {
   /** The operations' read of entry `id`'s PEL row (XPENDING stream group id id 1). */
   const readsRow = (id: string) => (args: unknown[]) => args[2] === id;
 
+  /** A pending entry and operations whose read of it is followed by another operator's park of it. */
+  async function parkedByBobMeanwhile() {
+    const { stream, ids } = await pendingEntries(1);
+    let letter = '';
+    const ops = opsWithStepAfter(stream, 'xpending', readsRow(ids[0]), async () => {
+      letter = (await opsOn(redis, stream).park('bob', stream, 'g', ids[0])).deadLetterId;
+    });
+    return { stream, ids, ops, parkedAs: () => letter };
+  }
+
   /** The message of the `conflict` `write` is refused with. */
   async function conflictOf(write: Promise<unknown>): Promise<string> {
     const outcome: unknown = await write.catch((err: unknown) => err);
@@ -78,15 +88,11 @@ describe('operator writes racing a consumer or another operator', () => {
     });
 
     it('another operator parks it between the check and the park: one dead letter, whose id the refusal names', async () => {
-      const { stream, ids } = await pendingEntries(1);
-      let other = '';
-      const ops = opsWithStepAfter(stream, 'xpending', readsRow(ids[0]), async () => {
-        other = (await opsOn(redis, stream).park('bob', stream, 'g', ids[0])).deadLetterId;
-      });
+      const { stream, ids, ops, parkedAs } = await parkedByBobMeanwhile();
 
       const message = await conflictOf(ops.park('alice', stream, 'g', ids[0]));
-      expect(message).toContain(`parked meanwhile, as dead letter ${other}`);
-      expect((await readAll(redis, dlq(stream))).map(([id]) => id)).toEqual([other]);
+      expect(message).toContain(`parked meanwhile, as dead letter ${parkedAs()}`);
+      expect((await readAll(redis, dlq(stream))).map(([id]) => id)).toEqual([parkedAs()]);
     });
 
     it('clicked twice at once, for 20 entries: one dead letter each, the other click refused', async () => {
@@ -143,14 +149,10 @@ describe('operator writes racing a consumer or another operator', () => {
 
   describe('ack', () => {
     it('parked by another operator between the check and the ack: refused, naming the dead letter', async () => {
-      const { stream, ids } = await pendingEntries(1);
-      let other = '';
-      const ops = opsWithStepAfter(stream, 'xpending', readsRow(ids[0]), async () => {
-        other = (await opsOn(redis, stream).park('bob', stream, 'g', ids[0])).deadLetterId;
-      });
+      const { stream, ids, ops, parkedAs } = await parkedByBobMeanwhile();
 
       const message = await conflictOf(ops.ack('alice', stream, 'g', ids[0]));
-      expect(message).toContain(`dead letter ${other}`);
+      expect(message).toContain(`dead letter ${parkedAs()}`);
     });
   });
 
