@@ -5,7 +5,7 @@ export const EXIT = {
   checkFailed: 1,
   /** Bad arguments: the message says which and how to fix them. */
   usage: 2,
-  /** The action was refused (it would lose work) or its target does not exist. */
+  /** The action was refused (it would lose work), its target does not exist, or it changed meanwhile. */
   refused: 3,
   /** Redis could not be reached, or failed. */
   error: 4,

@@ -22,7 +22,7 @@ const CLIENT_CLOSED = 499;
 
 /**
  * Runs an operation and turns its refusals into HTTP answers: 400 bad input, 404 missing, 409
- * refused, 503 not run because the audit stream refused its record or the ACL refused a command
+ * refused or a conflict (the entry changed while the write ran), 503 not run because the audit stream refused its record or the ACL refused a command
  * (naming the grant), 500 done but its outcome not audited (the message says what was done). A read stopped because the client left ends quietly.
  */
 export async function answer<T>(run: () => Promise<T>, signal?: AbortSignal): Promise<T> {

@@ -152,9 +152,10 @@ export async function handOver(
       .catch((err) => noGroup(err, stream, group))) as XPendingRow[];
     if (rows.length === 0) return { moved };
     const ids = rows.map(([id]) => id);
-    const claimed = await redis.nrsClaimCounted(stream, claimEpochKey(stream, group), group, to, ...ids);
+    // Only what `from` still holds: an id another consumer reclaimed since the read (and runs) stays its own.
+    const claimed = await redis.nrsClaimFromCounted(stream, claimEpochKey(stream, group), group, from, to, ...ids);
     moved += claimed.length;
-    // Nothing moved: the ids left the PEL meanwhile (acked or deleted); stop rather than spin.
+    // Nothing moved: the ids left `from` meanwhile (acked, deleted or reclaimed); stop rather than spin.
     if (claimed.length === 0) return { moved };
   }
 }

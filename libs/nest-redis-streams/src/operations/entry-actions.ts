@@ -6,28 +6,67 @@ import { claimEpochKey } from '../keys/index.js';
 import { isNoGroupError } from '../redis/errors/reply-errors.js';
 import type { XPendingRow } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
+import { type EntryPlace, fateOf } from './entry-fate.js';
 import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 
 /** The error class written on an entry an operator sent to the dead-letter stream. */
 export const PARKED_BY_OPERATOR = 'ParkedByOperator';
 
-async function pendingRow(redis: Redis, stream: string, group: string, id: string): Promise<XPendingRow> {
+// How often a park or claim reads the entry's owner again when a consumer took it in between.
+const OWNER_TRIES = 3;
+
+async function findPendingRow(redis: Redis, stream: string, group: string, id: string): Promise<XPendingRow | null> {
   const rows = (await redis.xpending(stream, group, id, id, 1).catch((err) => {
     if (isNoGroupError(err)) throw new OperationError('not-found', OPERATIONS_MESSAGES.noGroup(stream, group));
     throw err;
   })) as XPendingRow[];
-  if (!rows[0]) throw new OperationError('not-found', OPERATIONS_MESSAGES.notPending(stream, group, id));
-  return rows[0];
+  return rows[0] ?? null;
+}
+
+/** Refused as `conflict`: the entry changed while `action` ran; the message says what became of it. */
+async function changedMeanwhile(redis: Redis, place: EntryPlace, id: string, action: string): Promise<never> {
+  const fate = await fateOf(redis, place, id);
+  throw new OperationError('conflict', OPERATIONS_MESSAGES.changedMeanwhile(action, place.stream, place.group, id, fate));
+}
+
+/**
+ * Runs `write` on a pending entry as the owner just read: `write` answers null when, in its own
+ * script, the entry is no longer pending with that owner. Not pending at first: not found (a typo,
+ * or handled long ago). Taken by another consumer meanwhile: read and written again. Gone
+ * meanwhile (acked, parked): a `conflict` that says what became of it, nothing written. A check
+ * here and a write after it would race a consumer's ack or park, or a second operator's click.
+ */
+async function onPendingEntry<T>(
+  redis: Redis,
+  place: EntryPlace,
+  id: string,
+  action: string,
+  write: (row: XPendingRow) => Promise<T | null>,
+): Promise<T> {
+  const { stream, group } = place;
+  let row = await findPendingRow(redis, stream, group, id);
+  if (!row) throw new OperationError('not-found', OPERATIONS_MESSAGES.notPending(stream, group, id));
+  for (let tries = 1; ; tries++) {
+    const done = await write(row);
+    if (done !== null) return done;
+    row = await findPendingRow(redis, stream, group, id);
+    if (!row) return changedMeanwhile(redis, place, id, action);
+    if (tries === OWNER_TRIES)
+      throw new OperationError('conflict', OPERATIONS_MESSAGES.ownerKeptChanging(action, stream, group, id, tries));
+  }
 }
 
 /**
  * Acknowledges a pending entry without running it (XACK): the group will never process it. The
- * entry must be pending, so a typo in the id does not report success.
+ * entry must be pending, so a typo in the id does not report success; acked or parked by someone
+ * else meanwhile (XACK acks nothing), it is refused as a `conflict`.
  */
-export async function ackEntry(redis: Redis, stream: string, group: string, id: string): Promise<{ acked: string }> {
-  await pendingRow(redis, stream, group, id);
-  await redis.xack(stream, group, id);
+export async function ackEntry(redis: Redis, place: EntryPlace, id: string): Promise<{ acked: string }> {
+  const { stream, group } = place;
+  if (!(await findPendingRow(redis, stream, group, id)))
+    throw new OperationError('not-found', OPERATIONS_MESSAGES.notPending(stream, group, id));
+  if ((await redis.xack(stream, group, id)) === 0) return changedMeanwhile(redis, place, id, 'ack');
   return { acked: id };
 }
 
@@ -35,18 +74,20 @@ export async function ackEntry(redis: Redis, stream: string, group: string, id: 
  * Moves a pending entry to `consumer` (XCLAIM ... JUSTID: the delivery count stays as it is). A
  * live consumer runs it when it next drains its own PEL, or another consumer reclaims it once it
  * is idle past `minIdleTimeMs`. The claim raises the group's claim epoch in the same script, so
- * the entry's old owner, if still running it, acks it checked and does not ack it.
+ * the entry's old owner, if still running it, acks it checked and does not ack it. The script
+ * takes it only from the owner read just before (`from` is who really held it).
  */
 export async function claimEntry(
   redis: ScriptedRedis,
-  stream: string,
-  group: string,
+  place: EntryPlace,
   id: string,
   consumer: string,
 ): Promise<{ claimed: string; from: string; to: string }> {
-  const [, from] = await pendingRow(redis, stream, group, id);
-  await redis.nrsClaimCounted(stream, claimEpochKey(stream, group), group, consumer, id);
-  return { claimed: id, from, to: consumer };
+  const { stream, group } = place;
+  return onPendingEntry(redis, place, id, 'claim', async ([, from]) => {
+    const claimed = await redis.nrsClaimFromCounted(stream, claimEpochKey(stream, group), group, from, consumer, id);
+    return claimed.length === 0 ? null : { claimed: id, from, to: consumer };
+  });
 }
 
 /**
@@ -57,29 +98,30 @@ export async function claimEntry(
  * ordering key's block waits for (`onDeadLetter: 'block-key'`), the same script points the block
  * at the new dead letter and names the key on it, as the consumer's own park does: its re-drive
  * passes the block and its discard releases the key (else only a forced release would free it).
+ * The script parks it only while the owner just read still holds it: an entry acked or parked
+ * meanwhile (by its consumer, or a second click) is never parked again (a second dead letter
+ * would run the handler twice when both are re-driven).
  */
 export async function parkEntry(
   redis: ScriptedRedis,
-  stream: string,
-  group: string,
+  place: EntryPlace,
   id: string,
-  deadLetterStream: string,
   actor: string,
 ): Promise<{ parked: string; deadLetterId: string }> {
-  const [, consumer, , deliveries] = await pendingRow(redis, stream, group, id);
-  const [entry] = await redis.xrange(stream, id, id);
-  const error = Object.assign(new Error(OPERATIONS_MESSAGES.parkedByOperator(actor)), { name: PARKED_BY_OPERATOR });
-  const reason = entry ? DeadLetterReason.NON_RETRYABLE : DeadLetterReason.PAYLOAD_TRIMMED;
-  const meta = deadLetterMetadata({ reason, stream, id, group, consumer, deliveries: Number(deliveries), error });
-  // Unfenced, whoever owns it: the operator's decision stands over any consumer's. The ordering
-  // key is not known here (it is the handler's option): null has the script find its block.
-  const deadLetterId = await parkEntryWrite(
-    redis,
-    { stream, group, consumer },
-    { id, deadLetterStream, requireOwner: '0', metadata: meta, blockKey: null },
-  );
-  // Null: not pending any more (FENCED cannot come back, the write is not fenced).
-  if (typeof deadLetterId !== 'string' || deadLetterId === '')
-    throw new OperationError('not-found', OPERATIONS_MESSAGES.notPending(stream, group, id));
-  return { parked: id, deadLetterId };
+  const { stream, group, deadLetterStream } = place;
+  return onPendingEntry(redis, place, id, 'park', async ([, consumer, , deliveries]) => {
+    const [entry] = await redis.xrange(stream, id, id);
+    const error = Object.assign(new Error(OPERATIONS_MESSAGES.parkedByOperator(actor)), { name: PARKED_BY_OPERATOR });
+    const reason = entry ? DeadLetterReason.NON_RETRYABLE : DeadLetterReason.PAYLOAD_TRIMMED;
+    const meta = deadLetterMetadata({ reason, stream, id, group, consumer, deliveries: Number(deliveries), error });
+    // Unfenced: the operator's decision stands over the consumer's generation. The ordering key
+    // is not known here (it is the handler's option): null has the script find its block.
+    const deadLetterId = await parkEntryWrite(
+      redis,
+      { stream, group, consumer },
+      { id, deadLetterStream, requireOwner: '1', metadata: meta, blockKey: null },
+    );
+    // Null: no longer pending with `consumer` (FENCED cannot come back, the write is not fenced).
+    return typeof deadLetterId === 'string' && deadLetterId !== '' ? { parked: id, deadLetterId } : null;
+  });
 }

@@ -23,6 +23,12 @@ export const OPERATIONS_MESSAGES = {
   noEntry: (stream: string, id: string) => `Stream "${stream}" has no entry ${id} (never written, trimmed or deleted).`,
   notPending: (stream: string, group: string, id: string) =>
     `Entry ${id} is not pending in group "${group}" of stream "${stream}" (already acknowledged, or never delivered).`,
+  changedMeanwhile: (action: string, stream: string, group: string, id: string, fate: string) =>
+    `Entry ${id} of group "${group}" (stream "${stream}") changed while the ${action} ran, so it was not done: ${fate}. ` +
+    'Look at the entry again (its history shows where it went) before acting on it.',
+  ownerKeptChanging: (action: string, stream: string, group: string, id: string, tries: number) =>
+    `Entry ${id} of group "${group}" (stream "${stream}") changed owner ${tries} times while the ${action} ran ` +
+    '(consumers keep reclaiming it), so it was not done. Try again, or stop the consumers first.',
   badId: (what: string, value: string) =>
     `${what} must be a stream id like 1700000000000-0 (or a millisecond time), got "${value}".`,
   idOutOfRange: (what: string, value: string, max: string) =>

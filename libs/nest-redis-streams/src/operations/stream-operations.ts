@@ -295,18 +295,20 @@ export class StreamOperations {
   // Writes: each one is recorded in the audit stream before it runs, then its outcome; refusals apart.
 
   ack(actor: string, stream: string, group: string, id: string) {
-    return this.audited(actor, 'ack', stream, group, id, {}, () => ackEntry(this.redis, stream, group, id));
+    return this.audited(actor, 'ack', stream, group, id, {}, ({ deadLetterStream }) =>
+      ackEntry(this.redis, { stream, group, deadLetterStream }, id),
+    );
   }
 
   claim(actor: string, stream: string, group: string, id: string, consumer: string) {
-    return this.audited(actor, 'claim', stream, group, id, { consumer }, () =>
-      claimEntry(this.scripted, stream, group, id, consumer),
+    return this.audited(actor, 'claim', stream, group, id, { consumer }, ({ deadLetterStream }) =>
+      claimEntry(this.scripted, { stream, group, deadLetterStream }, id, consumer),
     );
   }
 
   park(actor: string, stream: string, group: string, id: string) {
     return this.audited(actor, 'park', stream, group, id, {}, ({ deadLetterStream }) =>
-      parkEntry(this.scripted, stream, group, id, deadLetterStream, actor),
+      parkEntry(this.scripted, { stream, group, deadLetterStream }, id, actor),
     );
   }
 

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { CLAIM_IF_OWNED } from './lua/claim-if-owned.js';
-import { ACK_UNDER_EPOCH, AUTOCLAIM_COUNTED, CLAIM_COUNTED, SETID_COUNTED } from './lua/claim-epoch.js';
+import { ACK_UNDER_EPOCH, AUTOCLAIM_COUNTED, CLAIM_COUNTED, CLAIM_FROM_COUNTED, SETID_COUNTED } from './lua/claim-epoch.js';
 import { DEAD_LETTER_IF_OWNED } from './lua/dead-letter-if-owned.js';
 import { CLAIMED_ENTRIES } from './lua/claimed-entries.js';
 import { AUDIT_TRIM_LOSS } from './lua/audit-trim-loss.js';
@@ -61,8 +61,17 @@ export interface StreamScripts {
     cursor: string,
     count: number,
   ): Promise<XAutoClaimJustIdReply>;
-  /** XCLAIM … JUSTID (min idle 0) raising the claim epoch when it took anything (operator moves). */
+  /** XCLAIM … JUSTID (min idle 0) of whoever holds the ids, raising the claim epoch when it took anything. */
   nrsClaimCounted(stream: string, claimEpoch: string, group: string, to: string, ...ids: string[]): Promise<string[]>;
+  /** nrsClaimCounted of the ids `from` still holds, checked in the same script (operator moves). */
+  nrsClaimFromCounted(
+    stream: string,
+    claimEpoch: string,
+    group: string,
+    from: string,
+    to: string,
+    ...ids: string[]
+  ): Promise<string[]>;
   /** `metadata`: the count of metadata words, the metadata, then the fallback fields (see lua/dead-letter-if-owned.ts). */
   nrsDeadLetterIfOwned(
     stream: string,
@@ -186,6 +195,7 @@ const SCRIPTS: Record<keyof (StreamScripts & FencedStreamScripts & OwnershipScri
   nrsAckUnderEpoch: new LeanScript(ACK_UNDER_EPOCH, 2),
   nrsAutoClaimCounted: new LeanScript(AUTOCLAIM_COUNTED, 2),
   nrsClaimCounted: new LeanScript(CLAIM_COUNTED, 2),
+  nrsClaimFromCounted: new LeanScript(CLAIM_FROM_COUNTED, 2),
   nrsDeadLetterIfOwned: new LeanScript(DEAD_LETTER_IF_OWNED, 2),
   nrsAuditTrimLoss: new LeanScript(AUDIT_TRIM_LOSS, 4),
   nrsCreateGroup: new LeanScript(CREATE_GROUP, 2),

@@ -197,15 +197,20 @@ return released`;
  * held stream, KEYS[4] dead-letter stream; ARGV group, ordering key, dead-letter id ('' = release
  * whatever blocks the key), force ('1' or '0'). With a dead-letter id, that dead letter is deleted
  * in the same script (a discard) and the key released only while the block is `parked` on it, so
- * a crash cannot discard the blocker and leave its key blocked. Without one, a `failing` or
- * `releasing` key is released only when forced: an entry of it is still retried or running, and
- * the release would run the next one beside it. → {dead letters deleted (0/1), released}:
+ * a crash cannot discard the blocker and leave its key blocked; a dead letter no longer there
+ * (re-driven since the discard read it: its copy is the blocker's now) releases nothing, or the
+ * next entry would run before that copy. Without one, a `failing` or `releasing` key is released
+ * only when forced: an entry of it is still retried or running, and the release would run the
+ * next one beside it. → {dead letters deleted (0/1), released}:
  * released is 'not-blocked' (nothing released), 'busy:<state>' (refused, not forced), '' (none
  * waited: the key is free now) or the released copy's id.
  */
 export const RELEASE_BLOCKED_KEY = `${BLOCK_HELPERS}
 local deleted = 0
-if ARGV[3] ~= '' then deleted = redis.call('XDEL', KEYS[4], ARGV[3]) end
+if ARGV[3] ~= '' then
+  deleted = redis.call('XDEL', KEYS[4], ARGV[3])
+  if deleted == 0 then return {0, 'not-blocked'} end
+end
 local block = blockOf(KEYS[2], ARGV[2])
 if not block then return {deleted, 'not-blocked'} end
 if ARGV[3] ~= '' then

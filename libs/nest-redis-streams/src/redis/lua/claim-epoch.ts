@@ -82,18 +82,39 @@ local reply = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[
 if #reply[2] > 0 or #(reply[3] or {}) > 0 then bumpClaimEpoch(KEYS[2]) end
 return reply`;
 
+/** Lua: `claimCounted(group, to, ids)` XCLAIM … JUSTID (min idle 0) of KEYS[1], raising the epoch in KEYS[2]. */
+const CLAIM_AND_COUNT = `${BUMP_CLAIM_EPOCH}
+local function claimCounted(group, to, ids)
+  if #ids == 0 then return {} end
+  local args = {'XCLAIM', KEYS[1], group, to, 0}
+  for i = 1, #ids do args[#args + 1] = ids[i] end
+  args[#args + 1] = 'JUSTID'
+  local claimed = redis.call(unpack(args))
+  if #claimed > 0 then bumpClaimEpoch(KEYS[2]) end
+  return claimed
+end
+`;
+
 /**
- * XCLAIM … JUSTID (min idle 0) that raises the claim epoch when it took anything: the console's
- * and CLI's moves of entries between consumers.
- * KEYS[1] stream, KEYS[2] claim epoch hash; ARGV group, new owner, ids… → the ids claimed.
+ * XCLAIM … JUSTID (min idle 0) of whoever holds the ids, raising the claim epoch when it took
+ * anything. KEYS[1] stream, KEYS[2] claim epoch hash; ARGV group, new owner, ids… → the ids claimed.
  */
-export const CLAIM_COUNTED = `${BUMP_CLAIM_EPOCH}
-local args = {'XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0}
-for i = 3, #ARGV do args[#args + 1] = ARGV[i] end
-args[#args + 1] = 'JUSTID'
-local claimed = redis.call(unpack(args))
-if #claimed > 0 then bumpClaimEpoch(KEYS[2]) end
-return claimed`;
+export const CLAIM_COUNTED = `${CLAIM_AND_COUNT}
+return claimCounted(ARGV[1], ARGV[2], {unpack(ARGV, 3)})`;
+
+/**
+ * CLAIM_COUNTED of the ids `from` still holds: the console's and CLI's moves of entries between
+ * consumers. Their owner is read before the move, and the claim must not take an entry that
+ * another consumer reclaimed (and runs) or that left the PEL since: checked in the same script.
+ * KEYS[1] stream, KEYS[2] claim epoch hash; ARGV group, from, new owner, ids… → the ids claimed.
+ */
+export const CLAIM_FROM_COUNTED = `${CLAIM_AND_COUNT}
+local held = {}
+for i = 4, #ARGV do
+  local row = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)[1]
+  if row and row[2] == ARGV[2] then held[#held + 1] = ARGV[i] end
+end
+return claimCounted(ARGV[1], ARGV[3], held)`;
 
 /**
  * XGROUP SETID that raises the claim epoch: moved back, the group's next `>` reads deliver entries
