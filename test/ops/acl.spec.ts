@@ -19,6 +19,7 @@ import { Registry } from 'prom-client';
 import { redisClient, startMicroservice, unique, waitFor } from '../support/helpers.js';
 import { aclFixFor, aclUserOf, explainAclError } from '../../libs/nest-redis-streams/src/redis/acl-hint.js';
 import { readmeAclLines } from './acl-users.js';
+import { CANARY_CAUSE, arrangeDeadLetters, canaryConsumer } from '../support/canary-fixtures.js';
 import { scheduleEntry } from '../../libs/nest-redis-streams/src/schedule/index.js';
 
 // CommonJS helper shared with the scripts: a private redis-server whose users this test defines.
@@ -202,6 +203,19 @@ describe('least privilege: the README ACL users', () => {
     expect(status.status).toBe(0);
     expect(status.stdout).toContain(stream);
     expect(status.stdout).not.toContain(PASSWORDS.operator);
+  });
+
+  it('let the operator run a canary re-drive to its end (claim, progress, audit) while the consumer role runs the handler', async () => {
+    const stream = `app:${unique('acl-canary')}`;
+    await arrangeDeadLetters(admin, stream, 4);
+    await canaryConsumer(closers, stream, () => false, urlOf('consumer'));
+    const operator = redisClient(urlOf('operator'));
+    closers.push(() => operator.quit());
+    const ops = new StreamOperations(operator, { streams: [stream] });
+    const { done } = await ops.canaries.start('acl-test', stream, { cause: CANARY_CAUSE, canary: 2, ratePerSec: 50 });
+    await expect(done).resolves.toMatchObject({ state: 'done', redriven: 4, failedAgain: 0 });
+    const actions = (await ops.auditTrail()).items.filter((r) => r.stream === stream).map((r) => r.action);
+    expect(actions).toEqual(expect.arrayContaining(['dlq.canary.start', 'dlq.canary.done']));
   });
 
   it("let KEDA's user read what its redis-streams scaler reads, and change nothing", async () => {

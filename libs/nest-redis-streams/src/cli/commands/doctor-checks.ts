@@ -118,6 +118,10 @@ export const ROLE_NEEDS: Record<'consumer' | 'producer' | 'operator', readonly s
     'hdel $K f',
     // Releasing a blocked key (onDeadLetter: 'block-key') deletes its drained held stream.
     'del $K',
+    // A canary re-drive keeps its progress and its fleet-wide claim in hashes that expire.
+    'multi',
+    'exec',
+    'expire $K 1',
     'time',
     'eval x 0',
     'evalsha x 0',
