@@ -252,7 +252,9 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
     if (outcome === 'lost' && !entry.lost) this.markLost(entry.id);
     entry.settled = true;
     this.running--;
-    this.held.remove(entry);
+    // Stopping: an entry that did not start stays held, so stop() hands it back with the rest
+    // (its delivery count given back), not left pending here until a reclaim finds it idle.
+    if (outcome !== 'unstarted' || !this.stopping) this.held.remove(entry);
     this.readAhead.settled();
     entry.batch?.entrySettled();
     // The gate refused an entry of the current epoch: end it (see OwnershipGate.refused).
