@@ -8,7 +8,7 @@ import { runInTraceContext } from '../tracing/trace-context.js';
 import type { AckBatcher } from './ack-batcher.js';
 import type { FailureHandler } from './failure-handler.js';
 import type { HeldEntry } from './held-entry.js';
-import type { KeyBlocks } from './key-blocks.js';
+import type { KeyBlocks, KeyTurn } from './key-blocks.js';
 import { KeySerializer } from './key-serializer.js';
 import { type GuardContext, type Skip, skipBeforeRunning } from './request-guard.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
@@ -164,10 +164,24 @@ export class EntryDispatcher {
    */
   private refuseBlocking(blocks: KeyBlocks, entry: HeldEntry, key: string): Promise<SettleOutcome> {
     return this.keys.run(key, async () => {
-      if (!this.owner.mayStart(entry)) return 'unstarted';
-      const allowed = await blocks.turn(entry, key);
+      const allowed = await this.startingTurn(blocks, entry, key);
       return allowed === 'run' || allowed === 'blocker' ? this.refuse(entry, key) : allowed;
     });
+  }
+
+  /**
+   * Block-key handlers: the key's turn for an entry about to start (run or hold, one script),
+   * between two passes of the ownership gate. The turn is a round trip: a stop that began
+   * meanwhile hands the entry back, and a lease that ran out lets the partition's next owner
+   * run it, so what the gate refuses after the turn settles `unstarted` like what it refuses
+   * before. 'run' and 'blocker' write nothing: the key's block stays as it was, and the entry's
+   * next turn (here or in another consumer) gets the same answer.
+   */
+  private async startingTurn(blocks: KeyBlocks, entry: HeldEntry, key: string): Promise<KeyTurn | SettleOutcome> {
+    if (!this.owner.mayStart(entry)) return 'unstarted';
+    const allowed = await blocks.turn(entry, key);
+    if (allowed !== 'run' && allowed !== 'blocker') return allowed;
+    return this.owner.mayStart(entry) ? allowed : 'unstarted';
   }
 
   /**
@@ -234,8 +248,7 @@ export class EntryDispatcher {
     };
     const blockingCtx = new RedisStreamsContext([args[0], args[1], args[2], args[3], args[4], args[5], args[6], control]);
     const turn = async (): Promise<SettleOutcome> => {
-      if (!this.owner.mayStart(entry)) return 'unstarted';
-      const allowed = await blocks.turn(entry, key);
+      const allowed = await this.startingTurn(blocks, entry, key);
       if (allowed !== 'run' && allowed !== 'blocker') return allowed;
       try {
         entry.invoked = true;

@@ -34,6 +34,12 @@ export interface EntrySink {
    * `readUnder`: the claim epoch the read was stamped with ('' when not stamped).
    */
   take(id: string, fields: string[] | null, deliveries: number, countOnStart: boolean, readUnder?: string): void;
+  /**
+   * Exclusive ownership: new entries a read counted a delivery of and that were not taken in (its
+   * reply came under an older epoch). They stay pending with that count, which their replay here
+   * gives back (see UnstartedDeliveries).
+   */
+  dropped(ids: readonly string[]): void;
   /** Ids held now (running, waiting), for filtering many at once. */
   heldIds(): Set<string>;
   /** Whether an entry with this id is held. */

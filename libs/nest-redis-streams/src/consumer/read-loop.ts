@@ -336,7 +336,7 @@ export class ReadLoop implements EpochListener {
     // Answered after a hand-over, a loss or a new grant: what it read stays pending, for the
     // takeover of whoever owns the partition now (this instance included), which runs it in
     // order. Taken in, it would start before the entries pending ahead of it.
-    if (!this.gate.isCurrent(epoch)) return;
+    if (!this.gate.isCurrent(epoch)) return this.sink.dropped(read.entries.map(([id]) => id));
     if (read.entries.length === 0) return reader.waitForNew(read.lastId);
     takeRows(read.entries, this.acceptRead);
   }

@@ -9,7 +9,7 @@ import { type BatchHost, BatchRunner } from './batch/batch-runner.js';
 import { BATCH_MESSAGES } from './batch/batch.messages.js';
 import { batchOptionsOf } from './batch/resolve-batch.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
-import { countsInRedisOnStart, deliveryOnStart } from './delivery-policy.js';
+import { countOnHandBack, countsInRedisOnStart, deliveryOnStart } from './delivery-policy.js';
 import { EntryDispatcher, logSafely } from './entry-dispatcher.js';
 import type { EntryWrites } from './entry-writes.js';
 import type { FailureHandler } from './failure-handler.js';
@@ -20,6 +20,7 @@ import { ReadAhead } from './read-ahead.js';
 import type { EpochListener, OwnershipGate } from './ownership-gate.js';
 import type { EntrySink } from './read-gate.interface.js';
 import type { SettleOutcome } from './slot-owner.interface.js';
+import { UnstartedDeliveries } from './unstarted-deliveries.js';
 import { waitForSignal } from './wait-for-signal.js';
 
 /** What the slots write through and report to; built once by the consumer. */
@@ -53,6 +54,8 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
   private readonly gate: OwnershipGate;
   private readonly writes: EntryWrites;
   private readonly acks: AckBatcher;
+  /** Exclusive ownership: the counts to give back to entries the gate refused (see UnstartedDeliveries). */
+  private readonly unstarted = new UnstartedDeliveries();
   /** How many entries may be held at once: prefetchCount, or sized by the handler's pace. */
   private readonly readAhead: ReadAhead;
   readonly stream: string;
@@ -160,6 +163,8 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
   }
 
   take(id: string, fields: string[] | null, deliveries: number, countOnStart: boolean, readUnder = ''): void {
+    // Refused by the gate here after its delivery was counted: held with the count before it.
+    if (countOnStart && this.gate.exclusive) deliveries = this.unstarted.heldCount(id, deliveries);
     const entry = new HeldEntry(id, fields, deliveries, this);
     entry.countOnStart = countOnStart;
     entry.readUnder = readUnder;
@@ -252,7 +257,13 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
     if (outcome === 'lost' && !entry.lost) this.markLost(entry.id);
     entry.settled = true;
     this.running--;
-    this.held.remove(entry);
+    // Stopping: an entry that did not start stays held, so stop() hands it back with the rest
+    // (its delivery count given back), not left pending here until a reclaim finds it idle.
+    if (outcome !== 'unstarted' || !this.stopping) this.held.remove(entry);
+    if (this.gate.exclusive) {
+      if (outcome === 'unstarted') this.rememberUnstarted(entry);
+      else this.unstarted.forget(entry.id);
+    }
     this.readAhead.settled();
     entry.batch?.entrySettled();
     // The gate refused an entry of the current epoch: end it (see OwnershipGate.refused).
@@ -303,8 +314,22 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
     for (const entry of this.held.values()) {
       if (entry.invoked) continue;
       if (entry.startedAt > 0) this.settled(entry, 'unstarted');
-      else this.held.remove(entry);
+      else if (this.held.remove(entry)) this.rememberUnstarted(entry);
     }
+  }
+
+  /** EntrySink: entries a read counted a delivery of, dropped with the reply's older epoch. */
+  dropped(ids: readonly string[]): void {
+    for (const id of ids) this.unstarted.remember(id, 1, 0);
+  }
+
+  /**
+   * Exclusive ownership: an entry the gate refused (or dropped with its epoch) before its handler
+   * was called stays pending with the count its read or its start wrote, and the fence refuses the
+   * write that would give it back: its replay here does (see UnstartedDeliveries).
+   */
+  private rememberUnstarted(entry: HeldEntry): void {
+    if (!entry.invoked) this.unstarted.remember(entry.id, entry.deliveries, countOnHandBack(entry));
   }
 
   /** BatchHost: a batch may start (the same condition as a single entry's handler). */
