@@ -31,7 +31,7 @@ export async function arrangeDeadLetters(redis: Redis, stream: string, count: nu
  * again with the same cause (parked at once), the others succeed (`ran`).
  */
 export async function canaryConsumer(
-  closers: Array<() => Promise<unknown>>,
+  closers: Array<() => unknown>,
   stream: string,
   failing: (n: number) => boolean,
   connection?: string,
