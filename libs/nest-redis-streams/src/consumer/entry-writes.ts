@@ -7,6 +7,7 @@ import {
   type WriteTarget,
   ackUnderEpoch,
   claimIfOwned,
+  retryIfOwned,
 } from '../ownership/fenced-writes.js';
 import type { PartitionFence } from '../ownership/partition-fence.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
@@ -77,9 +78,13 @@ export class EntryWrites implements WriteTarget {
     return claimIfOwned(this.redis, this, 0, deliveries, ids);
   }
 
-  /** A failed entry waits for its retry: idle set to `idleMs`, count set to `retryCount` unless -1. */
-  retry(id: string, idleMs: number, retryCount: number): Promise<ClaimAnswer | Fenced> {
-    return claimIfOwned(this.redis, this, idleMs, retryCount, [id]);
+  /**
+   * A failed entry waits `backoffMs` for its retry: idle set to `idleMs` (backdated, so that any
+   * reclaimer takes it when the back-off is over), count set to `retryCount` unless -1, and its
+   * real times recorded for what operators read (recovery/retry-waits.ts).
+   */
+  retry(id: string, idleMs: number, retryCount: number, backoffMs: number): Promise<ClaimAnswer | Fenced> {
+    return retryIfOwned(this.redis, this, idleMs, retryCount, backoffMs, id);
   }
 
   /** Hands entries back: idle set to min-idle, so any consumer's reclaimer takes them next round. */
