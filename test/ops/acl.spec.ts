@@ -20,6 +20,7 @@ import { redisClient, startMicroservice, unique, waitFor } from '../support/help
 import { aclFixFor, aclUserOf, explainAclError } from '../../libs/nest-redis-streams/src/redis/acl-hint.js';
 import { readmeAclLines } from './acl-users.js';
 import { scheduleEntry } from '../../libs/nest-redis-streams/src/schedule/index.js';
+import { consumerBeatsKey, retryWaitsKey } from '../../libs/nest-redis-streams/src/keys/index.js';
 
 // CommonJS helper shared with the scripts: a private redis-server whose users this test defines.
 const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {
@@ -108,6 +109,9 @@ describe('least privilege: the README ACL users', () => {
     expect(later).toEqual(expect.any(String));
     const deadLetterStream = `${stream}:dlq`;
     await waitFor(async () => (await admin.xlen(deadLetterStream)) === 1, 'the bad entry parked after two deliveries');
+    // Under the role's ACL the retry script recorded the back-off's real times, and the reclaim round beats.
+    expect(await admin.hlen(retryWaitsKey(stream, 'nest'))).toBe(1);
+    expect(await admin.zcard(consumerBeatsKey(stream, 'nest'))).toBe(1);
 
     const indicator = new RedisStreamsHealthIndicator(new HealthIndicatorService());
     const ready = await indicator.isReady('streams', server, { maxDeadLetters: 10 });
