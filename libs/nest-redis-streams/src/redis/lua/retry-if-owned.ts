@@ -16,7 +16,9 @@ import { CLAIM_OWNED_BODY } from './claim-if-owned.js';
  * entry's PEL delivery time is still the backdated one: any later claim, read or ack makes it
  * stale. Stale records are removed here, a few of the oldest-checked per call (a record still
  * valid is checked again later), so the hash holds about the entries waiting now; both keys
- * expire when no retry is written for their time to live.
+ * expire when no retry is written for their time to live. The records are for operators only:
+ * their writes are pcalls, so a refused one (a full Redis: `noeviction`) never fails the retry,
+ * whose claim is already done by then.
  */
 export const RETRY_IF_OWNED = `
 local backoff = tonumber(table.remove(ARGV, 5))
@@ -29,8 +31,8 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local backdated = now - tonumber(ARGV[3])
 for _, id in ipairs(owned) do
   if claimed[id] then
-    redis.call('HSET', KEYS[2], id, backdated .. ':' .. now .. ':' .. (now + backoff))
-    redis.call('ZADD', KEYS[3], now + backoff, id)
+    redis.pcall('HSET', KEYS[2], id, backdated .. ':' .. now .. ':' .. (now + backoff))
+    redis.pcall('ZADD', KEYS[3], now + backoff, id)
   end
 end
 local recheck = now + 60000
@@ -39,12 +41,12 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0
   local row = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)[1]
   local at = record and tonumber(string.match(record, '^(-?%d+):'))
   if at and row and math.abs(now - tonumber(row[3]) - at) <= tolerance then
-    redis.call('ZADD', KEYS[3], recheck, id)
+    redis.pcall('ZADD', KEYS[3], recheck, id)
   else
-    redis.call('ZREM', KEYS[3], id)
-    redis.call('HDEL', KEYS[2], id)
+    redis.pcall('ZREM', KEYS[3], id)
+    redis.pcall('HDEL', KEYS[2], id)
   end
 end
-redis.call('PEXPIRE', KEYS[2], ttl)
-redis.call('PEXPIRE', KEYS[3], ttl)
+redis.pcall('PEXPIRE', KEYS[2], ttl)
+redis.pcall('PEXPIRE', KEYS[3], ttl)
 return {lost, trimmed}`;
