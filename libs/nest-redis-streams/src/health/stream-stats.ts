@@ -64,11 +64,12 @@ export interface SampledStreamStats {
 const COMMANDS_PER_TARGET = 7;
 
 /**
- * Reads the figures of one stream and group in one round trip: XPENDING (summary), the first
+ * Reads the figures of one stream and group in one round trip (two while entries wait out a retry
+ * back-off): XPENDING (summary), the first
  * `idleSampleSize` rows of the extended XPENDING, XINFO GROUPS, the dead-letter stream's length and
  * this group's share of it (counted in Redis, see dead-letter-count.ts), XINFO STREAM (length, ids),
- * Redis' TIME and whether entries wait for a retry; only then, a second round trip reads the
- * real times of the sampled entries that wait (recovery/retry-waits.ts).
+ * Redis' TIME and whether entries wait for a retry; only then does the second read the real times
+ * of the sampled entries that wait (recovery/retry-waits.ts).
  *
  * `oldestIdleMs` is exact only when at most `idleSampleSize` entries are pending. Past that it is
  * the longest idle among the oldest ids: a stuck entry usually is among them, but one whose idle

@@ -44,10 +44,15 @@ export interface ConsumerInfo {
  */
 async function readHeartbeats(redis: Redis, stream: string, group: string): Promise<Map<string, number>> {
   const base = partitionOfKey(stream)?.stream ?? stream;
-  const read = redisNow(redis).then((now) =>
-    Promise.all([now, redis.zrange(groupMembersKey(base, group), '0', '-1', 'WITHSCORES'), readBeats(redis, stream, group, now)]),
-  );
-  const [now, rows, beats] = await read.catch(() => [0, [] as string[], new Map<string, number>()] as const);
+  const read = async () => {
+    const at = await redisNow(redis);
+    const [members, beating] = await Promise.all([
+      redis.zrange(groupMembersKey(base, group), '0', '-1', 'WITHSCORES'),
+      readBeats(redis, stream, group, at),
+    ]);
+    return [at, members, beating] as const;
+  };
+  const [now, rows, beats] = await read().catch(() => [0, [] as string[], new Map<string, number>()] as const);
   const left = new Map<string, number>(beats);
   for (let i = 0; i + 1 < rows.length; i += 2) {
     const ms = Number(rows[i + 1]) - now;

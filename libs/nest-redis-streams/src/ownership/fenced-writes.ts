@@ -1,7 +1,5 @@
 import type { AckUnderEpochReply, ScriptedRedis } from '../redis/scripts.js';
 import type { PartitionFence } from './partition-fence.js';
-import { retryWaitChecksKey, retryWaitsKey } from '../keys/index.js';
-import { RETRY_WAITS } from '../recovery/retry-waits.js';
 
 // The writes of a consumer, fenced when its partition is owned exclusively. Without a fence they
 // are exactly the unfenced scripts with their own arguments, so shared consumption is unchanged.
@@ -50,29 +48,6 @@ export async function claimIfOwned(
   const fenced = fenceArgs(fence);
   if (fenced === null) return [ids, []];
   const reply = await redis.nrsClaimIfOwnedFenced(stream, ...fenced, group, consumer, idleMs, retryCount, ...ids);
-  return reply ?? FENCED;
-}
-
-/**
- * A failed entry waits for its retry: nrsRetryIfOwned (claimIfOwned with idle `idleMs` and count
- * `retryCount`, and the record of its real times, see recovery/retry-waits.ts), fenced when the
- * target has a fence.
- */
-export async function retryIfOwned(
-  redis: ScriptedRedis,
-  { stream, group, consumer, fence }: WriteTarget,
-  idleMs: number,
-  retryCount: number,
-  backoffMs: number,
-  id: string,
-): Promise<ClaimAnswer | Fenced> {
-  const keys = [stream, retryWaitsKey(stream, group), retryWaitChecksKey(stream, group)] as const;
-  const { ttlMs, checksPerWrite, toleranceMs } = RETRY_WAITS;
-  const args = [idleMs, retryCount, backoffMs, ttlMs, checksPerWrite, toleranceMs, id];
-  if (!fence) return redis.nrsRetryIfOwned(...keys, group, consumer, ...args);
-  const fenced = fenceArgs(fence);
-  if (fenced === null) return [[id], []];
-  const reply = await redis.nrsRetryIfOwnedFenced(...keys, ...fenced, group, consumer, ...args);
   return reply ?? FENCED;
 }
 
