@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs';
-import { Controller } from '@nestjs/common';
+import { Controller, Logger } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
 import { StreamOperations } from 'nest-redis-streams';
 import { chromium } from 'playwright-core';
 import { runCli } from '../cli/run-cli.js';
-import { startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
+import { removeIdleConsumers } from '../../libs/nest-redis-streams/src/recovery/idle-consumers.js';
+import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
+import { redisClient, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
 import { q, startConsoleApp } from './console-app.js';
 
 const { redis, closers } = testContext();
@@ -51,7 +53,8 @@ describe('consumer liveness in the console and the CLI (real servers on quiet st
     const [live] = await ops.consumers(stream, 'g');
     expect(live).toMatchObject({ name: 'quiet-pod', active: true, liveness: 'heartbeat' });
     expect(live.heartbeatLeftMs).toBeGreaterThan(0);
-    expect(live.heartbeatLeftMs).toBeLessThanOrEqual(600);
+    // The longer of its membership lease (600 ms) and its beat (three reclaim rounds of 5 s).
+    expect(live.heartbeatLeftMs).toBeLessThanOrEqual(15_000);
 
     const c = await startConsoleApp({ streams: [stream], auditStream: unique('audit') });
     closers.push(() => c.app.close());
@@ -88,9 +91,51 @@ describe('consumer liveness in the console and the CLI (real servers on quiet st
     expect(gone.liveness).toBe(gone.inactiveMs === null ? 'idle' : 'server');
   }, 60_000);
 
-  it('under shared consumption (no heartbeat) the source is the server, and the CLI says which', async () => {
+  it('a live consumer of a quiet stream under shared consumption: active by its beat on every server (Redis < 7.2 too), never deleted; once stopped, it can be', async () => {
+    const stream = unique('quiet-beat');
+    const instance = await startMicroservice([handlerOf(stream, false)], { consumer: 'beating-pod', reclaimIntervalMs: 200 });
+    let stopped = false;
+    closers.push(() => (stopped ? Promise.resolve() : instance.app.close()));
+    const ops = new StreamOperations(redis, { activeConsumerMs: 500 });
+    // Quiet: by XINFO alone (Redis < 7.2's idle) it would be "quiet or gone", with a delete button.
+    await waitFor(async () => ((await xinfoIdle(stream, 'beating-pod')) ?? 0) > 1_500, 'XINFO idle past 3 × activeConsumerMs');
+    const [live] = await ops.consumers(stream, 'g');
+    expect(live).toMatchObject({ name: 'beating-pod', active: true, liveness: 'heartbeat' });
+    expect(live.heartbeatLeftMs).toBeGreaterThan(0);
+    expect(live.heartbeatLeftMs).toBeLessThanOrEqual(1_000);
+
+    // Every way to delete it refuses: the console's API (not only its button), the CLI, the cleanup.
+    const c = await startConsoleApp({ streams: [stream], auditStream: unique('audit'), guard: () => 'ops' });
+    closers.push(() => c.app.close());
+    expect((await c.get(`consumers?${q({ stream, group: 'g' })}`)).body).toEqual([
+      expect.objectContaining({ name: 'beating-pod', active: true, liveness: 'heartbeat' }),
+    ]);
+    const refused = await c.post('consumers/delete', { stream, group: 'g', consumer: 'beating-pod' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toContain('Consumer "beating-pod" of group "g" (stream "' + stream + '") is alive');
+    const cli = await runCli(['consumers', stream, 'g', '--delete', 'beating-pod']);
+    expect(cli.code).toBe(3);
+    expect(cli.stderr).toContain('is alive');
+    const scripted = withStreamScripts(redisClient());
+    closers.push(() => scripted.quit());
+    expect(await removeIdleConsumers(scripted, stream, 'g', 100, new Logger('test'), 'another-pod')).toEqual([]);
+    expect(await xinfoIdle(stream, 'beating-pod')).not.toBeNull();
+    const cliList = await runCli(['consumers', stream, 'g']);
+    expect(cliList.stdout).toMatch(/beating-pod\s+0\s+\S.*\s+active\s+heartbeat\s*$/m);
+
+    // Stopped: its beat ends with it; the console deletes it.
+    await instance.app.close();
+    stopped = true;
+    const [gone] = await ops.consumers(stream, 'g');
+    expect(gone).toMatchObject({ name: 'beating-pod', heartbeatLeftMs: null });
+    expect((await c.post('consumers/delete', { stream, group: 'g', consumer: 'beating-pod' })).body).toEqual({
+      deleted: 'beating-pod',
+    });
+  }, 60_000);
+
+  it('without a reclaim round (no beat) under shared consumption the source is the server, and the CLI says which', async () => {
     const stream = unique('quiet-shared');
-    const instance = await startMicroservice([handlerOf(stream, false)], { consumer: 'shared-pod' });
+    const instance = await startMicroservice([handlerOf(stream, false)], { consumer: 'shared-pod', reclaimIntervalMs: 0 });
     closers.push(() => instance.app.close());
     const ops = new StreamOperations(redis, { activeConsumerMs: 500 });
     const [row] = await waitFor(async () => {

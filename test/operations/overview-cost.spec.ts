@@ -69,8 +69,9 @@ describe('console overview cost (200 streams x 3 groups)', () => {
     // Two round trips whatever the number of streams: XLEN + XINFO GROUPS, then the figures.
     expect(rows.slice(0, 5).every(([, , , p]) => p === 2)).toBe(true);
     // Per group 5 commands, one of them the dead-letter count script, which runs XLEN and XRANGE
-    // inside, and the HMGET of its ownership hash sent alongside; plus one TIME.
-    expect(rows[0][1]).toBe(STREAMS * 2 + STREAMS * GROUPS.length * (5 + 2 + 1) + 1);
+    // inside, TIME and ZCARD of its retry waits (recovery/retry-waits.ts: none wait here, so no
+    // HMGET follows), and the HMGET of its ownership hash sent alongside; plus one TIME.
+    expect(rows[0][1]).toBe(STREAMS * 2 + STREAMS * GROUPS.length * (5 + 2 + 2 + 1) + 1);
     const table = rows.map(
       ([what, calls, usec, p]) =>
         `${what.padEnd(20)} ${String(calls).padStart(6)} ${String(p).padStart(9)} ${(usec / 1000).toFixed(1).padStart(12)}`,

@@ -21,6 +21,7 @@ import { aclFixFor, aclUserOf, explainAclError } from '../../libs/nest-redis-str
 import { readmeAclLines } from './acl-users.js';
 import { CANARY_CAUSE, arrangeDeadLetters, canaryConsumer } from '../support/canary-fixtures.js';
 import { scheduleEntry } from '../../libs/nest-redis-streams/src/schedule/index.js';
+import { consumerBeatsKey, retryWaitsKey } from '../../libs/nest-redis-streams/src/keys/index.js';
 
 // CommonJS helper shared with the scripts: a private redis-server whose users this test defines.
 const { startRedis } = require('../../scripts/lib/redis-process.cjs') as {
@@ -109,6 +110,9 @@ describe('least privilege: the README ACL users', () => {
     expect(later).toEqual(expect.any(String));
     const deadLetterStream = `${stream}:dlq`;
     await waitFor(async () => (await admin.xlen(deadLetterStream)) === 1, 'the bad entry parked after two deliveries');
+    // Under the role's ACL the retry script recorded the back-off's real times, and the reclaim round beats.
+    expect(await admin.hlen(retryWaitsKey(stream, 'nest'))).toBe(1);
+    expect(await admin.zcard(consumerBeatsKey(stream, 'nest'))).toBe(1);
 
     const indicator = new RedisStreamsHealthIndicator(new HealthIndicatorService());
     const ready = await indicator.isReady('streams', server, { maxDeadLetters: 10 });

@@ -9,7 +9,12 @@ import {
   partitionStream,
 } from 'nest-redis-streams';
 import { Registry } from 'prom-client';
-import { claimEpochKey, partitionOwnerKey } from '../../libs/nest-redis-streams/src/keys/index.js';
+import {
+  claimEpochKey,
+  partitionOwnerKey,
+  retryWaitChecksKey,
+  retryWaitsKey,
+} from '../../libs/nest-redis-streams/src/keys/index.js';
 import { withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
 import { pendingCount, redisClient, startMicroservice, testContext, unique, waitFor } from '../support/helpers.js';
 
@@ -116,9 +121,10 @@ describe('exclusive partition ownership (in one process)', () => {
     await redis.xadd(partitionStream(stream, 1), '*', 'n', '1');
     await waitFor(() => runs.length === 1, 'the entry handled');
     expect(server.getOwnership()).toEqual([]);
-    // Every group has a claim epoch (the cheap acks'); nothing of ownership is written.
+    // Every group has a claim epoch (the cheap acks') and its consumers' beats (their liveness);
+    // nothing of ownership is written.
     const keys = await redis.keys(`*${stream}*nrs-*`);
-    expect(keys.filter((key) => !key.includes(':nrs-claims:'))).toEqual([]);
+    expect(keys.filter((key) => !key.includes(':nrs-claims:') && !key.includes(':nrs-beats:'))).toEqual([]);
   });
 
   it('fences every write: a stale generation cannot ack, renew, retry or dead-letter', async () => {
@@ -142,12 +148,19 @@ describe('exclusive partition ownership (in one process)', () => {
     await scripted.hset(epochKey, 'n', '1000000000000001');
     expect(await scripted.nrsAckUnderEpochFenced(stream, epochKey, ...stale, id!, id!, '1000000000000001', id!)).toBeNull();
     expect(await scripted.nrsClaimIfOwnedFenced(stream, ...stale, 0, -1, id!)).toBeNull();
+    // The retry (idle 29 s, count kept, back-off 1 s, then the record's settings) writes no record either.
+    const waits = [retryWaitsKey(stream, 'g'), retryWaitChecksKey(stream, 'g')] as const;
+    const retry = [29_000, -1, 1_000, 60_000, 16, 25, id!] as const;
+    expect(await scripted.nrsRetryIfOwnedFenced(stream, ...waits, ...stale, ...retry)).toBeNull();
+    expect(await redis.exists(...waits)).toBe(0);
     expect(await scripted.nrsDeadLetterIfOwnedFenced(stream, `${stream}:dlq`, ...stale, id!, '1', '0')).toBe(0);
     expect(await scripted.nrsFencedRead(stream, ...stale, 10)).toBeNull();
     expect(await scripted.nrsOwnClaim(owner, 'old', 60_000, '1')).toEqual([0, 2, 'new']);
     expect(await scripted.nrsOwnRelease(owner, 'old', '1')).toBe(0);
     expect(await pendingCount(redis, stream, 'g')).toBe(1);
     // The current generation may write.
+    expect(await scripted.nrsRetryIfOwnedFenced(stream, ...waits, owner, 'new', '2', 'g', 'c', ...retry)).toEqual([[], []]);
+    expect(await redis.hkeys(waits[0])).toEqual([id]);
     const current = [epochKey, owner, 'new', '2', 'g', 'c', id!, id!, '1000000000000001', id!] as const;
     expect(await scripted.nrsAckUnderEpochFenced(stream, ...current)).toEqual(['1000000000000001', 1]);
     expect(await pendingCount(redis, stream, 'g')).toBe(0);

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { type ScriptedRedis, withInOrderAudit, withStreamScripts } from '../../libs/nest-redis-streams/src/redis/scripts.js';
-import { claimEpochKey, compareEntryIds } from '../../libs/nest-redis-streams/src/keys/index.js';
+import { claimEpochKey, compareEntryIds, consumerBeatsKey } from '../../libs/nest-redis-streams/src/keys/index.js';
 import { trimAuditFieldArgs } from '../../libs/nest-redis-streams/src/recovery/trim-audit.js';
 import { probeTrimGap } from '../../libs/nest-redis-streams/src/redis/redis-features.js';
 import { fieldsToObject, redisUrl, unique } from '../support/helpers.js';
@@ -206,8 +206,8 @@ describe('Lua scripts against Redis', () => {
       const { stream, ids } = await pendingStream(2);
       await redis.xgroup('CREATECONSUMER', stream, GROUP, 'empty');
       await claimFor(stream, 'other', ids);
-      expect(await redis.nrsDeleteConsumerIfIdle(stream, GROUP, 'empty')).toBe(1);
-      expect(await redis.nrsDeleteConsumerIfIdle(stream, GROUP, 'me')).toBe(1);
+      expect(await redis.nrsDeleteConsumerIfIdle(stream, consumerBeatsKey(stream, GROUP), GROUP, 'empty')).toBe(1);
+      expect(await redis.nrsDeleteConsumerIfIdle(stream, consumerBeatsKey(stream, GROUP), GROUP, 'me')).toBe(1);
       expect(await consumers(stream)).toEqual(['other']);
       expect((await pending(stream, 'other')).size).toBe(2);
     });
@@ -215,14 +215,28 @@ describe('Lua scripts against Redis', () => {
     it('keeps a consumer with pending entries, even one whose payload was deleted', async () => {
       const { stream, ids } = await pendingStream(1);
       await redis.xdel(stream, ids[0]);
-      expect(await redis.nrsDeleteConsumerIfIdle(stream, GROUP, 'me')).toBe(0);
+      expect(await redis.nrsDeleteConsumerIfIdle(stream, consumerBeatsKey(stream, GROUP), GROUP, 'me')).toBe(0);
       expect(await consumers(stream)).toEqual(['me']);
       expect((await pending(stream, 'me')).size).toBe(1);
     });
 
+    it('keeps a consumer with a live beat, and deletes it once the beat ran out', async () => {
+      const stream = unique('script-beat');
+      await redis.xgroup('CREATE', stream, GROUP, '0', 'MKSTREAM');
+      await redis.xgroup('CREATECONSUMER', stream, GROUP, 'alive');
+      const beats = consumerBeatsKey(stream, GROUP);
+      await redis.nrsConsumerBeat(beats, 'alive', 60_000);
+      await redis.nrsConsumerBeat(beats, 'other', 1);
+      expect(await redis.nrsDeleteConsumerIfIdle(stream, beats, GROUP, 'alive')).toBe(2);
+      expect(await consumers(stream)).toEqual(['alive']);
+      await redis.zadd(beats, 1, 'alive');
+      expect(await redis.nrsDeleteConsumerIfIdle(stream, beats, GROUP, 'alive')).toBe(1);
+      expect(await consumers(stream)).toEqual([]);
+    });
+
     it(`keeps a consumer with ${MANY} pending entries`, async () => {
       const { stream } = await pendingStream(MANY, 'script-many');
-      expect(await redis.nrsDeleteConsumerIfIdle(stream, GROUP, 'me')).toBe(0);
+      expect(await redis.nrsDeleteConsumerIfIdle(stream, consumerBeatsKey(stream, GROUP), GROUP, 'me')).toBe(0);
       expect((await pending(stream, 'me')).size).toBe(MANY);
     });
   });

@@ -25,6 +25,8 @@ class WorkerHandlers {
   async handle(@Payload() data: unknown, @Ctx() ctx: RedisStreamsContext) {
     report({ type: 'start', id: ctx.getEntryId(), deliveries: ctx.getDeliveryCount(), data });
     if (behaviour === 'exit') process.exit(3);
+    // Fails every run: the entry waits out a retry back-off (RETRY_BACKOFF_MS) in the PEL.
+    if (behaviour === 'fail') throw new Error('flaky downstream');
     if (behaviour.startsWith('slow:')) await new Promise((r) => setTimeout(r, Number(behaviour.slice(5))));
     if (env.IDEMPOTENT === '1') await runOnce(store, ctx, () => applyEffect(ctx));
     else await applyEffect(ctx);
@@ -46,7 +48,7 @@ async function main() {
     maxDeliveries: Number(env.MAX_DELIVERIES ?? 5),
     reclaimIntervalMs: Number(env.RECLAIM_MS ?? 0),
     leaseRenewal: env.LEASE !== '0',
-    retryBackoffMs: 10,
+    retryBackoffMs: Number(env.RETRY_BACKOFF_MS ?? 10),
     concurrency: Number(env.CONCURRENCY ?? 1),
   });
   const app = await NestFactory.createMicroservice(WorkerModule, {

@@ -1,12 +1,15 @@
 import { type ParkWrite, parkEntry } from '../dead-letter/park-entry.js';
-import { claimEpochKey } from '../keys/index.js';
+import { claimEpochKey, retryWaitChecksKey, retryWaitsKey } from '../keys/index.js';
+import { RETRY_WAITS } from '../recovery/retry-waits.js';
 import {
   type AckAnswer,
   type ClaimAnswer,
   type Fenced,
   type WriteTarget,
   ackUnderEpoch,
+  FENCED,
   claimIfOwned,
+  fenceArgs,
 } from '../ownership/fenced-writes.js';
 import type { PartitionFence } from '../ownership/partition-fence.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
@@ -77,9 +80,22 @@ export class EntryWrites implements WriteTarget {
     return claimIfOwned(this.redis, this, 0, deliveries, ids);
   }
 
-  /** A failed entry waits for its retry: idle set to `idleMs`, count set to `retryCount` unless -1. */
-  retry(id: string, idleMs: number, retryCount: number): Promise<ClaimAnswer | Fenced> {
-    return claimIfOwned(this.redis, this, idleMs, retryCount, [id]);
+  /**
+   * A failed entry waits `backoffMs` for its retry: idle set to `idleMs` (backdated, so that any
+   * reclaimer takes it when the back-off is over), count set to `retryCount` unless -1, and its
+   * real times recorded for what operators read (recovery/retry-waits.ts).
+   */
+  async retry(id: string, idleMs: number, retryCount: number, backoffMs: number): Promise<ClaimAnswer | Fenced> {
+    const { stream, group, consumer, fence } = this;
+    const keys = [stream, retryWaitsKey(stream, group), retryWaitChecksKey(stream, group)] as const;
+    const { ttlMs, checksPerWrite, toleranceMs } = RETRY_WAITS;
+    const args = [idleMs, retryCount, backoffMs, ttlMs, checksPerWrite, toleranceMs, id];
+    if (!fence) return this.redis.nrsRetryIfOwned(...keys, group, consumer, ...args);
+    const fenced = fenceArgs(fence);
+    // No generation held: the entry is not this instance's to write (as claimIfOwned answers).
+    if (fenced === null) return [[id], []];
+    const reply = await this.redis.nrsRetryIfOwnedFenced(...keys, ...fenced, group, consumer, ...args);
+    return reply ?? FENCED;
   }
 
   /**

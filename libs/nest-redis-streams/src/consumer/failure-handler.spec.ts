@@ -62,6 +62,24 @@ class FakeScripts {
     return [lost, trimmed] as [string[], string[]];
   }
 
+  /** The back-off each retry recorded for operators, by id (see recovery/retry-waits.ts). */
+  readonly backoffs: Array<[id: string, backoffMs: number]> = [];
+
+  /** The retry's claim (recorded as one) and the record of its real times beside the stream. */
+  async nrsRetryIfOwned(
+    stream: string,
+    waits: string,
+    checks: string,
+    group: string,
+    consumer: string,
+    ...args: Array<string | number>
+  ) {
+    expect([waits, checks]).toEqual([`{${stream}}:nrs-retry-waits:${group}`, `{${stream}}:nrs-retry-checks:${group}`]);
+    const [idleMs, retryCount, backoffMs, , , , ...ids] = args;
+    for (const id of ids) this.backoffs.push([String(id), Number(backoffMs)]);
+    return this.nrsClaimIfOwned(stream, group, consumer, Number(idleMs), Number(retryCount), ...ids.map(String));
+  }
+
   async nrsDeadLetterIfOwned(
     stream: string,
     dlq: string,
@@ -125,6 +143,8 @@ describe('FailureHandler', () => {
       expect(commands.claims).toEqual([
         { stream: 'orders', group: 'billing', consumer: 'c1', idleMs, retryCount: -1, ids: ['5-0'] },
       ]);
+      // The back-off is recorded with it, so that operators see the real idle time (30 s min-idle).
+      expect(commands.backoffs).toEqual([['5-0', 30_000 - idleMs]]);
       expect(commands.parks).toEqual([]);
       expect(failed).toEqual(['5-0']);
     });

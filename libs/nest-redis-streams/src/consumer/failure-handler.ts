@@ -1,5 +1,5 @@
 import { DeadLetterReason } from '../dead-letter-reason.js';
-import { PARK_TRIMMED, countOnHandBack, onFailure } from './delivery-policy.js';
+import { type FailureDecision, PARK_TRIMMED, countOnHandBack, onFailure } from './delivery-policy.js';
 import type { EntryRef } from '../events/transport-events.js';
 import { deadLetterMetadata, describeError, escapedOriginalFields } from '../dead-letter/dead-letter-record.js';
 import type { EntryWrites } from './entry-writes.js';
@@ -20,6 +20,9 @@ export type FailureOptions = Pick<
   ResolvedHandlerOptions,
   'maxDeliveries' | 'minIdleTimeMs' | 'deadLetterStream' | 'onDeadLetter'
 >;
+
+/** How a retry waits (see `FailureDecision`'s `retry`). */
+type RetryWrite = Pick<Extract<FailureDecision, { action: 'retry' }>, 'idleMs' | 'retryCount' | 'backoffMs'>;
 
 /** The runtime services a FailureHandler writes through. */
 export type FailureRuntime = Pick<ConsumerRuntime, 'commands' | 'events' | 'logger' | 'retryBackoffMs'>;
@@ -61,27 +64,29 @@ export class FailureHandler {
     }
     if (decision.action === 'reschedule') {
       if (blockKey === undefined) return this.reschedule(entry, decision.retryAt, error);
-      return this.retry(entry, error, 0, Math.max(0, entry.deliveries - 1), blockKey);
+      return this.retry(entry, error, { idleMs: 0, retryCount: Math.max(0, entry.deliveries - 1), backoffMs: 0 }, blockKey);
     }
     // A retry the handler asked for (RetryLater) is not a failure: no error log, no `failed` event.
     if (retryLaterTime(error) === null) this.reportFailure(entry, error, message);
     if (decision.action === 'lost') return 'lost';
     if (decision.action === 'park') return this.park(entry, decision.reason, error, decision.requireOwner, blockKey);
-    return this.retry(entry, error, decision.idleMs, decision.retryCount, blockKey);
+    return this.retry(entry, error, decision, blockKey);
   }
 
-  /** The entry waits in the PEL for its retry: idle set to `idleMs`, count to `retryCount` (-1 unchanged). */
+  /**
+   * The entry waits in the PEL for its retry: idle set to `idleMs`, count to `retryCount` (-1
+   * unchanged), due after `backoffMs` (recorded for operators: the idle time is backdated).
+   */
   private async retry(
     entry: HeldEntry,
     error: unknown,
-    idleMs: number,
-    retryCount: number,
+    { idleMs, retryCount, backoffMs }: RetryWrite,
     blockKey: string | undefined,
   ): Promise<SettleOutcome> {
     const ended = blockKey === undefined ? null : await this.blocks?.markFailing(entry, blockKey);
     if (ended) return ended;
     try {
-      const claimed = await this.writes.retry(entry.id, idleMs, retryCount);
+      const claimed = await this.writes.retry(entry.id, idleMs, retryCount, backoffMs);
       // The lease had run out: the entry stays pending here (or goes to the partition's new owner).
       if (claimed === FENCED) return 'left-pending';
       const [lost, trimmed] = claimed;

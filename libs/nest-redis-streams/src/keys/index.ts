@@ -10,6 +10,7 @@ export * from './ownership-keys.js';
 export * from './partition-keys.js';
 export * from './probe-keys.js';
 export * from './reply-keys.js';
+export * from './retry-wait-keys.js';
 export * from './schedule-keys.js';
 export * from './slots.js';
 export * from './trim-audit-keys.js';

@@ -76,7 +76,7 @@ export const METRIC_DEFINITIONS = {
   oldestIdle: {
     type: 'gauge',
     name: 'oldest_pending_idle_seconds',
-    help: 'Longest idle time among the oldest pending entries (sampled; lower bound, see collectStreamStats).',
+    help: 'Longest idle time among the oldest pending entries: since their last delivery or failure, not the backdated idle of a retry back-off (sampled; lower bound, see collectStreamStats).',
   },
   lag: {
     type: 'gauge',

@@ -1,15 +1,17 @@
 import type { Redis } from 'ioredis';
-import { claimEpochKey, groupMembersKey, partitionOfKey } from '../keys/index.js';
+import { claimEpochKey, consumerBeatsKey, groupMembersKey, partitionOfKey } from '../keys/index.js';
 import { isNoGroupError } from '../redis/errors/reply-errors.js';
 import { type XPendingRow, pairsToObject } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import { redisNow } from './ownership.js';
+import { readBeats } from '../recovery/consumer-beats.js';
 
 /**
- * What a consumer's liveness was judged by. `heartbeat`: the library's own (under `ownership:
- * 'exclusive'`, each instance renews its membership lease in the group, even on a quiet stream).
+ * What a consumer's liveness was judged by. `heartbeat`: the library's own (every instance beats
+ * on its reclaim round, see recovery/consumer-beats.ts; under `ownership: 'exclusive'` it also
+ * renews its membership lease in the group), even on a quiet stream.
  * `server`: Redis 7.2+, whose `idle` counts every read attempt, blocked ones included. `idle`:
  * older Redis, whose `idle` counts only reads that returned entries, so a healthy consumer of a
  * quiet stream looks idle: `active` false means "no entries read lately", not "gone".
@@ -28,22 +30,30 @@ export interface ConsumerInfo {
   active: boolean;
   /** What `active` was judged by. */
   liveness: LivenessSource;
-  /** Under a heartbeat: how long its membership lease still runs (ms, Redis' clock); else null. */
+  /** Under a heartbeat: how long its beat or membership lease still runs (ms, Redis' clock); else null. */
   heartbeatLeftMs: number | null;
   /** The oldest ids in its PEL (up to `sample`). */
   holds: string[];
 }
 
 /**
- * Live heartbeats of the group's members by consumer name (a member is `<consumer>#<instance>`):
- * the longest lease left of each. Empty under shared consumption (no members key), or when the
- * caller may not read it (an ACL without ZRANGE or TIME): liveness then falls back to the server.
+ * Live heartbeats of the group's consumers by name: their beats on `stream` (every instance's
+ * reclaim round) and the membership leases of the group's members (`<consumer>#<instance>`, under
+ * exclusive ownership), the longest left of each. Empty when the caller may not read them (an ACL
+ * without ZRANGE or TIME): liveness then falls back to the server.
  */
 async function readHeartbeats(redis: Redis, stream: string, group: string): Promise<Map<string, number>> {
   const base = partitionOfKey(stream)?.stream ?? stream;
-  const read = Promise.all([redisNow(redis), redis.zrange(groupMembersKey(base, group), '0', '-1', 'WITHSCORES')]);
-  const [now, rows] = await read.catch(() => [0, [] as string[]] as const);
-  const left = new Map<string, number>();
+  const read = async () => {
+    const at = await redisNow(redis);
+    const [members, beating] = await Promise.all([
+      redis.zrange(groupMembersKey(base, group), '0', '-1', 'WITHSCORES'),
+      readBeats(redis, stream, group, at),
+    ]);
+    return [at, members, beating] as const;
+  };
+  const [now, rows, beats] = await read().catch(() => [0, [] as string[], new Map<string, number>()] as const);
+  const left = new Map<string, number>(beats);
   for (let i = 0; i + 1 < rows.length; i += 2) {
     const ms = Number(rows[i + 1]) - now;
     const hash = rows[i].lastIndexOf('#');
@@ -109,8 +119,9 @@ export async function listConsumers(
 }
 
 /**
- * Deletes a consumer that holds nothing (checked and deleted in one script: XGROUP DELCONSUMER
- * would drop its PEL, the only record of entries it read). Refused while it holds entries.
+ * Deletes a consumer that holds nothing and is not alive (checked and deleted in one script: XGROUP
+ * DELCONSUMER would drop its PEL, the only record of entries it read). Refused while it holds
+ * entries or has a live heartbeat (its beat, checked in the script too, or its membership lease).
  */
 export async function deleteConsumer(
   redis: ScriptedRedis,
@@ -121,7 +132,11 @@ export async function deleteConsumer(
   const known = await listConsumers(redis, stream, group, 0);
   const found = known.find((c) => c.name === consumer);
   if (!found) throw new OperationError('not-found', OPERATIONS_MESSAGES.noConsumer(stream, group, consumer));
-  const deleted = await redis.nrsDeleteConsumerIfIdle(stream, group, consumer);
+  const alive = (leftMs: number) =>
+    new OperationError('refused', OPERATIONS_MESSAGES.consumerAlive(stream, group, consumer, leftMs));
+  if (found.heartbeatLeftMs !== null) throw alive(found.heartbeatLeftMs);
+  const deleted = await redis.nrsDeleteConsumerIfIdle(stream, consumerBeatsKey(stream, group), group, consumer);
+  if (deleted === 2) throw alive((await readHeartbeats(redis, stream, group)).get(consumer) ?? 0);
   if (deleted !== 1) {
     const [row] = (await listConsumers(redis, stream, group, 0)).filter((c) => c.name === consumer);
     throw new OperationError(

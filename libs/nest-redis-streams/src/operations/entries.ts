@@ -2,6 +2,15 @@ import type { Redis } from 'ioredis';
 import { isNoGroupError } from '../redis/errors/reply-errors.js';
 import type { XPendingRow } from '../redis/replies.js';
 import { type HandlerErrorRecord, readHandlerErrors } from '../recovery/handler-errors.js';
+import {
+  type RetryWait,
+  parseRetryWaits,
+  queueRetryWaitProbe,
+  queueRetryWaits,
+  readRetryWaits,
+  realIdles,
+  timeOf,
+} from '../recovery/retry-waits.js';
 import { startAfter } from '../keys/index.js';
 import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
@@ -16,9 +25,15 @@ export interface PendingEntry {
   /** Milliseconds part of the id: when it was added. */
   time: number;
   consumer: string;
+  /** Since its last delivery (or lease renewal, or failure): not the back-off's backdated idle time. */
   idleMs: number;
-  /** When it was last delivered (or its lease renewed, or a retry scheduled): now less `idleMs`. */
+  /** When it was last delivered (or its lease renewed, or its handler failed): now less `idleMs`. */
   lastDeliveryAt: number;
+  /**
+   * Waiting for a retry: when its back-off is over and any consumer may retry it (ms since the
+   * epoch, Redis' clock); null when it is not waiting for one (see recovery/retry-waits.ts).
+   */
+  retryAt: number | null;
   deliveries: number;
   /** The envelope's `published_at` (ms since epoch); null for an entry without one. */
   publishedAt: number | null;
@@ -47,8 +62,8 @@ export interface StreamEntry {
   id: string;
   time: number;
   fields: FieldPairs | null;
-  /** The group's PEL row for it; null when not pending there (or no group was asked about). */
-  pending: { consumer: string; idleMs: number; deliveries: number } | null;
+  /** The group's PEL row for it (idle as in `PendingEntry`); null when not pending there (or no group was asked about). */
+  pending: { consumer: string; idleMs: number; deliveries: number; retryAt: number | null } | null;
 }
 
 /** The range to read; null when it is empty by construction (after the last possible id). */
@@ -91,22 +106,29 @@ export async function readPendingPage(
   if (!range) return { items: [], next: null };
   const args: Array<string | number> = [...range, query.count];
   if (query.consumer) args.push(query.consumer);
-  const rows = (await (redis.xpending as (...a: unknown[]) => Promise<unknown>)(stream, group, ...args).catch((err) =>
-    groupMissing(err, stream, group),
-  )) as XPendingRow[];
+  const read = redis.pipeline().call('XPENDING', stream, group, ...args);
+  queueRetryWaitProbe(read, stream, group);
+  const [[err, reply], timeReply, waitingReply] = ((await read.exec()) ?? []) as Array<[Error | null, unknown]>;
+  if (err) groupMissing(err, stream, group);
+  const rows = reply as XPendingRow[];
   const ids = rows.map(([id]) => id);
-  const now = Date.now();
-  const [payloads, errors] = await Promise.all([
+  const redisTime = timeOf(timeReply);
+  const now = redisTime ?? Date.now();
+  const waiting = ids.length > 0 && !waitingReply[0] && Number(waitingReply[1]) > 0;
+  const [payloads, errors, waits] = await Promise.all([
     readPayloads(redis, stream, ids),
     // A user without XREVRANGE on the errors key (an older ACL) still gets the page.
     readHandlerErrors(redis, stream, group, ids).catch(() => new Map<string, HandlerErrorRecord>()),
+    waiting ? readRetryWaits(redis, stream, group, ids) : new Map<string, RetryWait>(),
   ]);
-  const items = rows.map(([id, consumer, idleMs, deliveries], i) => ({
+  const idles = realIdles(rows, redisTime, waits);
+  const items = rows.map(([id, consumer, , deliveries], i) => ({
     id,
     time: idTime(id),
     consumer,
-    idleMs: Number(idleMs),
-    lastDeliveryAt: now - Number(idleMs),
+    idleMs: idles[i].idleMs,
+    lastDeliveryAt: now - idles[i].idleMs,
+    retryAt: idles[i].retryAt,
     deliveries: Number(deliveries),
     publishedAt: publishedAt(payloads[i]),
     lastError: errors.get(id) ?? null,
@@ -127,18 +149,24 @@ export async function readEntryPage(redis: Redis, stream: string, query: RangeQu
 /** One entry by id, with its PEL row in `group` when given; null when neither payload nor PEL row exists. */
 export async function readEntry(redis: Redis, stream: string, id: string, group?: string): Promise<StreamEntry | null> {
   const pipeline = redis.pipeline().xrange(stream, id, id);
-  if (group) pipeline.xpending(stream, group, id, id, 1);
-  const [[rangeErr, range], pendingReply] = ((await pipeline.exec()) ?? []) as Array<[Error | null, unknown]>;
+  if (group) {
+    pipeline.xpending(stream, group, id, id, 1).time();
+    queueRetryWaits(pipeline, stream, group, [id]);
+  }
+  const [[rangeErr, range], pendingReply, timeReply, waitReply] = ((await pipeline.exec()) ?? []) as Array<
+    [Error | null, unknown]
+  >;
   if (rangeErr) throw rangeErr;
   if (pendingReply?.[0]) groupMissing(pendingReply[0], stream, group ?? '');
   const [entry] = range as Array<[string, string[] | null]>;
   const [row] = (pendingReply?.[1] ?? []) as XPendingRow[];
   if (!entry && !row) return null;
+  const idle = row ? realIdles([row], timeOf(timeReply), parseRetryWaits([id], waitReply))[0] : null;
   return {
     id,
     time: idTime(id),
     fields: toPairs(entry?.[1]),
-    pending: row ? { consumer: row[1], idleMs: Number(row[2]), deliveries: Number(row[3]) } : null,
+    pending: row && idle ? { consumer: row[1], idleMs: idle.idleMs, deliveries: Number(row[3]), retryAt: idle.retryAt } : null,
   };
 }
 

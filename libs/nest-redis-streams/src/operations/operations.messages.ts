@@ -48,6 +48,10 @@ export const OPERATIONS_MESSAGES = {
   consumerHolds: (stream: string, group: string, consumer: string, pending: number) =>
     `Consumer "${consumer}" of group "${group}" (stream "${stream}") holds ${pending} pending entries: deleting it would ` +
     'drop the only record of them. Hand them to another consumer first (hand-over), then delete it.',
+  consumerAlive: (stream: string, group: string, consumer: string, leftMs: number) =>
+    `Consumer "${consumer}" of group "${group}" (stream "${stream}") is alive: its instance's heartbeat holds for ` +
+    `${Math.ceil(leftMs / 1000)} s more. A running consumer would come back at its next read; stop its instance ` +
+    'first, then delete it once the heartbeat has run out.',
   noConsumer: (stream: string, group: string, consumer: string) =>
     `Group "${group}" of stream "${stream}" has no consumer "${consumer}".`,
   sameConsumer: (consumer: string) => `Hand-over needs another consumer than "${consumer}" to receive the entries.`,

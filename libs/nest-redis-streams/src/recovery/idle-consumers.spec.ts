@@ -20,8 +20,10 @@ class FakeRedis implements Pick<ScriptedRedis, 'nrsDeleteConsumerIfIdle'> {
     return this.consumers;
   }
 
-  async nrsDeleteConsumerIfIdle(...[stream, group, name]: Parameters<ScriptedRedis['nrsDeleteConsumerIfIdle']>): Promise<number> {
-    expect([stream, group]).toEqual(['orders', 'billing']);
+  async nrsDeleteConsumerIfIdle(
+    ...[stream, beats, group, name]: Parameters<ScriptedRedis['nrsDeleteConsumerIfIdle']>
+  ): Promise<number> {
+    expect([stream, beats, group]).toEqual(['orders', '{orders}:nrs-beats:billing', 'billing']);
     if (this.busyMeanwhile.has(name)) return 0;
     this.deleted.push(name);
     return 1;

@@ -1,10 +1,12 @@
 import type { Logger } from '@nestjs/common';
 import { pairsToObject } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
+import { consumerBeatsKey } from '../keys/index.js';
 
 /**
- * Deletes consumers of a group that have been idle longer than `idleMs` and hold no pending
- * entries. The pending check and the delete run in one script: deleting a consumer drops its PEL.
+ * Deletes consumers of a group that have been idle longer than `idleMs`, hold no pending entries
+ * and have no live beat (see consumer-beats.ts: on Redis < 7.2 a live consumer of a quiet stream
+ * looks idle). The checks and the delete run in one script: deleting a consumer drops its PEL.
  */
 export async function removeIdleConsumers(
   redis: ScriptedRedis,
@@ -21,7 +23,7 @@ export async function removeIdleConsumers(
       const info = pairsToObject(raw);
       const name = String(info.name);
       if (name === self || Number(info.pending) > 0 || Number(info.idle) < idleMs) continue;
-      if ((await redis.nrsDeleteConsumerIfIdle(stream, group, name)) === 1) removed.push(name);
+      if ((await redis.nrsDeleteConsumerIfIdle(stream, consumerBeatsKey(stream, group), group, name)) === 1) removed.push(name);
     }
     if (removed.length > 0) {
       logger.log(`Removed idle consumers without pending entries from "${stream}" group "${group}": ${removed.join(', ')}.`);

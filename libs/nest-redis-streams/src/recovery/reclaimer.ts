@@ -6,12 +6,14 @@ import type { ScriptedRedis } from '../redis/scripts.js';
 import type { RecoveryTarget } from './recovery-target.interface.js';
 import { RECOVERY_MESSAGES } from './recovery.messages.js';
 import { auditTrimLoss } from './trim-audit.js';
+import { beat, endBeat } from './consumer-beats.js';
 
 /**
  * Takes over entries that sat pending longer than min-idle (a consumer died or hung) with
  * XAUTOCLAIM, following the cursor to `0-0`. Each claim resets the idle time atomically, so when
  * several instances reclaim at once every stale entry goes to exactly one of them per round.
- * Each round also audits the stream for entries trimmed before the group read them.
+ * Each round also audits the stream for entries trimmed before the group read them, and beats for
+ * the consumer (see consumer-beats.ts): its liveness on servers that cannot tell it.
  */
 export class Reclaimer {
   private round: Promise<number> | null = null;
@@ -22,6 +24,8 @@ export class Reclaimer {
     private readonly count: number,
     private readonly events: TransportEvents,
     private readonly logger: Logger,
+    /** How long each round's beat holds; 0: no beat. */
+    private readonly beatTtlMs = 0,
   ) {}
 
   /** One reclaim round (none while one runs). Never throws: a scheduler callback has no one to report to. */
@@ -37,6 +41,35 @@ export class Reclaimer {
   }
 
   private async claimRound(): Promise<number> {
+    // Sent alongside the round's first claim (no round trip of its own), owned partition or not.
+    const beating = this.beat();
+    try {
+      return await this.reclaimRound();
+    } finally {
+      await beating;
+    }
+  }
+
+  /**
+   * The consumer's beat (each round writes one; the scheduler writes the first at start, so a
+   * new consumer is live before its first round). A failure only leaves liveness to the server.
+   */
+  async beat(): Promise<void> {
+    if (this.beatTtlMs <= 0) return;
+    const { stream, group, consumer } = this.consumer;
+    await beat(this.redis, stream, group, consumer, this.beatTtlMs).catch((err: Error) =>
+      this.logger.debug?.(RECOVERY_MESSAGES.beatFailed(stream, group, err.message)),
+    );
+  }
+
+  /** The consumer stopped: it is no longer alive (a beat left to run out would say it is for a while). */
+  async endBeat(): Promise<void> {
+    if (this.beatTtlMs <= 0) return;
+    const { stream, group, consumer } = this.consumer;
+    await endBeat(this.redis, stream, group, consumer).catch(() => undefined);
+  }
+
+  private async reclaimRound(): Promise<number> {
     // Exclusive ownership: only the partition's owner reclaims (and audits) it.
     const fence = this.consumer.fence;
     if (fence && !fence.held) return 0;

@@ -10,6 +10,8 @@ export const RECOVERY_MESSAGES = {
     'another consumer may reclaim the entry once it is idle past minIdleTimeMs. Raise maxHandlerMs if the handler is only slow.',
   reclaimFailed: (stream: string, group: string, cause: string) =>
     `Reclaim of stream "${stream}" group "${group}" failed: ${cause}`,
+  beatFailed: (stream: string, group: string, cause: string) =>
+    `The heartbeat of stream "${stream}" group "${group}" was not written (its liveness falls back to Redis' idle time): ${cause}`,
   trimmedWhilePending: (stream: string, group: string, deleted: readonly string[]) =>
     `${deleted.length} pending entries of stream "${stream}" group "${group}" had been trimmed away ` +
     `before anyone acked them (${deleted.slice(0, 5).join(', ')}${deleted.length > 5 ? ', ...' : ''}); ` +

@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
 import { CLAIM_IF_OWNED } from './lua/claim-if-owned.js';
+import { RETRY_IF_OWNED } from './lua/retry-if-owned.js';
+import { CONSUMER_BEAT } from './lua/consumer-beat.js';
 import { ACK_UNDER_EPOCH, AUTOCLAIM_COUNTED, CLAIM_COUNTED, CLAIM_FROM_COUNTED, SETID_COUNTED } from './lua/claim-epoch.js';
 import { DEAD_LETTER_IF_OWNED } from './lua/dead-letter-if-owned.js';
 import { CLAIMED_ENTRIES } from './lua/claimed-entries.js';
@@ -28,6 +30,17 @@ export interface StreamScripts {
     retryCount: number,
     ...ids: string[]
   ): Promise<[lost: string[], trimmed: string[]]>;
+  /** nrsClaimIfOwned for a retry's back-off, recording its real times (see lua/retry-if-owned.ts). */
+  nrsRetryIfOwned(
+    stream: string,
+    waits: string,
+    checks: string,
+    group: string,
+    consumer: string,
+    ...idleCountBackoffTtlChecksToleranceThenIds: Array<string | number>
+  ): Promise<[lost: string[], trimmed: string[]]>;
+  /** This consumer is alive until `now + ttlMs` (see lua/consumer-beat.ts). */
+  nrsConsumerBeat(beats: string, consumer: string, ttlMs: number): Promise<number>;
   nrsClaimedEntries(
     stream: string,
     group: string,
@@ -82,7 +95,8 @@ export interface StreamScripts {
     requireOwner: '1' | '0',
     ...metadataCountThenMetadataThenFallback: string[]
   ): Promise<string | null>;
-  nrsDeleteConsumerIfIdle(stream: string, group: string, consumer: string): Promise<number>;
+  /** 1 deleted, 0 it holds entries, 2 it is alive (see lua/delete-consumer-if-idle.ts). */
+  nrsDeleteConsumerIfIdle(stream: string, beats: string, group: string, consumer: string): Promise<number>;
   /** `entriesRead` '0' leaves ENTRIESREAD out (Redis < 7.0); without it, it is tried and dropped if refused. */
   nrsCreateGroup(stream: string, claimEpoch: string, group: string, startId: string, entriesRead?: '1' | '0'): Promise<'OK'>;
   /** XGROUP SETID raising the claim epoch: a `>` read after a move back hands pending entries to its reader. */
@@ -118,6 +132,17 @@ export interface FencedStreamScripts {
     idleMs: number,
     retryCount: number,
     ...ids: string[]
+  ): Promise<[lost: string[], trimmed: string[]] | null>;
+  nrsRetryIfOwnedFenced(
+    stream: string,
+    waits: string,
+    checks: string,
+    ownerKey: string,
+    member: string,
+    generation: string,
+    group: string,
+    consumer: string,
+    ...idleCountBackoffTtlChecksToleranceThenIds: Array<string | number>
   ): Promise<[lost: string[], trimmed: string[]] | null>;
   nrsAckUnderEpochFenced(
     stream: string,
@@ -192,6 +217,8 @@ export type ScriptedRedis = Redis & StreamScripts & FencedStreamScripts & Owners
 /** Each script once per process (its SHA1 is computed here), with its number of keys. */
 const SCRIPTS: Record<keyof (StreamScripts & FencedStreamScripts & OwnershipScripts), LeanScript<unknown>> = {
   nrsClaimIfOwned: new LeanScript(CLAIM_IF_OWNED, 1),
+  nrsRetryIfOwned: new LeanScript(RETRY_IF_OWNED, 3),
+  nrsConsumerBeat: new LeanScript(CONSUMER_BEAT, 1),
   nrsAckUnderEpoch: new LeanScript(ACK_UNDER_EPOCH, 2),
   nrsAutoClaimCounted: new LeanScript(AUTOCLAIM_COUNTED, 2),
   nrsClaimCounted: new LeanScript(CLAIM_COUNTED, 2),
@@ -203,8 +230,9 @@ const SCRIPTS: Record<keyof (StreamScripts & FencedStreamScripts & OwnershipScri
   nrsRepairEntriesRead: new LeanScript(REPAIR_ENTRIES_READ, 1),
   nrsClaimedEntries: new LeanScript(CLAIMED_ENTRIES, 1),
   nrsReadOwnPending: new LeanScript(READ_OWN_PENDING, 1),
-  nrsDeleteConsumerIfIdle: new LeanScript(DELETE_CONSUMER_IF_IDLE, 1),
+  nrsDeleteConsumerIfIdle: new LeanScript(DELETE_CONSUMER_IF_IDLE, 2),
   nrsClaimIfOwnedFenced: new LeanScript(fenced(CLAIM_IF_OWNED, 'false'), 2),
+  nrsRetryIfOwnedFenced: new LeanScript(fenced(RETRY_IF_OWNED, 'false'), 4),
   nrsAckUnderEpochFenced: new LeanScript(fenced(ACK_UNDER_EPOCH, 'false'), 3),
   nrsDeadLetterIfOwnedFenced: new LeanScript(fenced(DEAD_LETTER_IF_OWNED, '0'), 3),
   nrsReplyFenced: new LeanScript(fenced("return redis.call('XADD', KEYS[1], unpack(ARGV))", 'false'), 2),

@@ -4,6 +4,7 @@ import type { TransportEvents } from '../events/transport-events.js';
 import { LeaseKeeper } from '../recovery/lease-keeper.js';
 import { Reclaimer } from '../recovery/reclaimer.js';
 import { removeIdleConsumers } from '../recovery/idle-consumers.js';
+import { beatTtlMs } from '../recovery/consumer-beats.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { ScheduleMover } from '../schedule/index.js';
 import type { ResolvedServerOptions } from './resolve-options.js';
@@ -80,8 +81,10 @@ export class ConsumerScheduler {
     }
     for (const consumer of consumers) {
       const id = `${consumer.stream}:${consumer.group}:${consumer.consumer}`;
-      const reclaimer = new Reclaimer(consumer, this.redis, this.options.reclaimCount, this.events, this.logger);
+      const beatMs = beatTtlMs(this.options.reclaimIntervalMs);
+      const reclaimer = new Reclaimer(consumer, this.redis, this.options.reclaimCount, this.events, this.logger, beatMs);
       this.reclaimers.set(consumer, reclaimer);
+      void reclaimer.beat();
       if (this.options.reclaimIntervalMs > 0) {
         this.register(`nrs:reclaim:${id}`, this.options.reclaimIntervalMs, () => reclaimer.run());
       }
@@ -113,11 +116,13 @@ export class ConsumerScheduler {
     this.registered.length = 0;
   }
 
-  /** Last step: stops everything, lease renewal included, once no handler runs any more. */
+  /** Last step: stops everything, lease renewal included, once no handler runs any more; the consumers' beats end. */
   async unschedule(): Promise<void> {
     await this.stopReclaiming();
     await Promise.all(this.leases.map((lease) => lease.stop()));
     this.leases.length = 0;
+    // Not awaited (Redis may be gone at shutdown): sent before the connection's QUIT, so done by then.
+    for (const reclaimer of this.reclaimers.values()) void reclaimer.endBeat();
   }
 
   private register(name: string, periodMs: number, run: () => Promise<unknown>): void {

@@ -20,15 +20,17 @@ export const consumersCommand: Command = {
   help: `Usage: nest-redis-streams consumers <stream> <group> [--delete <consumer> [--hand-over-to <consumer>]]
 
 Lists the group's consumers: pending entries, idle time, active or not, the first ids held.
-"judged by" says how: "heartbeat" (ownership: 'exclusive' renews a lease per instance, even on a
-quiet stream), "server idle" (Redis 7.2+ counts every read attempt), "idle (Redis < 7.2)" (only
-reads that returned entries count: a consumer of a quiet stream shows "quiet or gone").
-  --delete <name>          delete this consumer; refused while it holds pending entries
+"judged by" says how: "heartbeat" (every instance beats on its reclaim round, even on a quiet
+stream; ownership: 'exclusive' also renews a lease), else "server idle" (Redis 7.2+ counts every
+read attempt), else "idle (Redis < 7.2)" (only reads that returned entries count: a consumer of a
+quiet stream shows "quiet or gone").
+  --delete <name>          delete this consumer; refused while it holds pending entries or its
+                           heartbeat is live (stop its instance first)
   --hand-over-to <name>    first move the entries it holds to this consumer (delivery counts kept)
 
 ${COMMON_HELP}
 
-Exit codes: 0 done, 2 bad arguments, 3 refused (it holds entries) or no such consumer/group.
+Exit codes: 0 done, 2 bad arguments, 3 refused (it holds entries, or is alive) or no such consumer/group.
 Example: nest-redis-streams consumers orders payments --delete pod-3 --hand-over-to pod-7`,
   options: {
     delete: { type: 'string' },

@@ -12,7 +12,8 @@ export const pendingCommand: Command = {
   summary: "a page of a group's pending entries (PEL) with their payloads",
   help: `Usage: nest-redis-streams pending <stream> <group> [--consumer <name>] [--from <time>] [--to <time>] [--after <id>] [--count N]
 
-Lists pending entries oldest first: id, consumer, idle time, delivery count, payload.
+Lists pending entries oldest first: id, consumer, idle time (since its last delivery or failure),
+delivery count, payload; an entry waiting out a retry's back-off shows "retry in <time>".
   --consumer <name>   only this consumer's entries
   --from/--to <time>  ids are times: ms since the epoch or an ISO date (inclusive)
   --after <id>        the next page starts after this id (printed at the end of a page)
@@ -40,10 +41,11 @@ Example: nest-redis-streams pending orders payments --consumer pod-7 --count 20`
       ctx.printJson(page);
       return EXIT.ok;
     }
+    const now = Date.now();
     const rows = page.items.map((e) => [
       e.id,
       printable(e.consumer, 30),
-      formatDuration(e.idleMs),
+      formatDuration(e.idleMs) + (e.retryAt === null ? '' : ` (retry in ${formatDuration(Math.max(0, e.retryAt - now))})`),
       String(e.deliveries),
       e.fields === null ? '(payload trimmed)' : printable(e.fields.map(([n, v]) => `${n}=${v}`).join(' '), 60),
     ]);

@@ -14,6 +14,8 @@ interface Pending {
   consumer: string;
   idleMs: number;
   lastDeliveryAt: number;
+  /** Waiting for a retry's back-off: when it is due (null: not waiting). */
+  retryAt: number | null;
   deliveries: number;
   publishedAt: number | null;
   lastError: { at: number; consumer: string; deliveries: number; errorClass: string; message: string } | null;
@@ -52,6 +54,18 @@ function lastError(e: Pending): HTMLElement | string {
     h('small', { class: 'muted' }, ` (${when(err.at)}, delivery ${err.deliveries})`),
   );
 }
+/** When a pending entry was last delivered (or failed), and when its retry is due while it waits for one. */
+function lastDelivery(e: Pending): HTMLElement {
+  const idle = `idle ${duration(e.idleMs)}`;
+  if (e.retryAt === null) return h('span', { title: idle }, ident(when(e.lastDeliveryAt)));
+  return h(
+    'span',
+    { title: `${idle}; its handler failed and the retry waits out its back-off` },
+    ident(when(e.lastDeliveryAt)),
+    h('small', { class: 'muted' }, ` (retry at ${when(e.retryAt)})`),
+  );
+}
+
 interface Consumer {
   name: string;
   pending: number;
@@ -67,7 +81,7 @@ function consumerState(c: Consumer): HTMLElement {
   if (c.liveness === 'heartbeat')
     return h(
       'span',
-      { title: `membership lease renewed by the instance, ${duration(c.heartbeatLeftMs ?? 0)} left` },
+      { title: `heartbeat renewed by the instance, ${duration(c.heartbeatLeftMs ?? 0)} left` },
       'active · heartbeat',
     );
   if (c.liveness === 'server')
@@ -152,7 +166,7 @@ export async function groupView(params: URLSearchParams, rerender: () => Promise
     ident(when(e.time)),
     ident(when(e.publishedAt)),
     ident(e.consumer),
-    h('span', { title: `idle ${duration(e.idleMs)}` }, ident(when(e.lastDeliveryAt))),
+    lastDelivery(e),
     e.deliveries,
     lastError(e),
     payload(e.fields),

@@ -11,7 +11,7 @@
  * gone (Redis ≥ 7), so the script compares what it asked for with what XCLAIM returned: those
  * entries must get a tombstone, or they would vanish without a trace.
  */
-export const CLAIM_IF_OWNED = `
+export const CLAIM_OWNED_BODY = `
 local owned, lost, trimmed, claimed = {}, {}, {}, {}
 for i = 5, #ARGV do
   local row = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)[1]
@@ -26,4 +26,6 @@ for i = 1, #owned, 1000 do
   for _, id in ipairs(redis.call(unpack(args))) do claimed[id] = true end
 end
 for _, id in ipairs(owned) do if not claimed[id] then trimmed[#trimmed + 1] = id end end
-return {lost, trimmed}`;
+`;
+
+export const CLAIM_IF_OWNED = `${CLAIM_OWNED_BODY}return {lost, trimmed}`;
