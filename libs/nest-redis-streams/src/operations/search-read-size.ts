@@ -1,5 +1,13 @@
 import { SEARCH_DEFAULTS } from './operations.constants.js';
-import type { SearchBudget } from './search.js';
+
+/** How much one search may do. */
+export interface SearchBudget {
+  limit: number;
+  entries: number;
+  ms: number;
+  /** Entries one Redis read asks for at most. */
+  pageSize: number;
+}
 
 /**
  * Sizes the reads of one search request by what it can still look at. Entries fetched but not

@@ -3,7 +3,7 @@ import type { FieldPairs } from './entries.js';
 import { evaluate, type ExpressionNode } from './expression/index.js';
 import { SEARCH_DONE, encodeSearchCursor, type SearchCursorState } from './search-cursor.js';
 import type { DeadLetterInfo, ScannedEntry, SearchSource } from './search-sources.js';
-import { SearchReadSizer } from './search-read-size.js';
+import { type SearchBudget, SearchReadSizer } from './search-read-size.js';
 import { searchScope } from './search-scope.js';
 import { idTime } from './stream-position.js';
 
@@ -35,15 +35,6 @@ export interface SearchResult {
   /** Pass it back as `cursor` to go on from the next entry; null when exhausted. */
   cursor: string | null;
   elapsedMs: number;
-}
-
-/** How much one search may do. */
-export interface SearchBudget {
-  limit: number;
-  entries: number;
-  ms: number;
-  /** Entries one Redis read asks for at most. */
-  pageSize: number;
 }
 
 /** Rewrites fields before matching and showing (the console's redaction hook). */
