@@ -1,5 +1,5 @@
 /** The latest time a JavaScript `Date` holds: 8.64e15 ms since the epoch (year 275760). */
-const MAX_DATE_MS = 8.64e15;
+export const MAX_DATE_MS = 8.64e15;
 
 /**
  * A time as an ISO date, for output: milliseconds since the epoch, or a stream id (its time part).
