@@ -146,4 +146,53 @@ describe("the CLI's exit codes follow the README's table (0 ok, 1 limit, 2 usage
     expect(run.stderr).toContain('pass --url redis://host:6379 (or set REDIS_URL)');
     expect(run.stderr).not.toContain('"connection" option');
   }, 60_000);
+
+  it('a malformed --url, REDIS_URL, --cluster seed or database URL is a usage error (2) naming it, whether Redis answers or not', async () => {
+    const here = (process.env.REDIS_URL as string).replace(/\/\d*$/, '');
+    const cases: Array<[string[], NodeJS.ProcessEnv, string]> = [];
+    for (const good of [here, NOWHERE]) {
+      cases.push(
+        [
+          ['status', '--cluster', '--url', `${good},redis://h:x`],
+          {},
+          '--url is not a valid URL: "redis://h:x". Check the host and the port',
+        ],
+        [
+          ['status', '--cluster', '--url', `${good},h2:7001`],
+          {},
+          '--url must be a redis:// or rediss:// URL (several, comma-separated, with --cluster), got "h2:7001"',
+        ],
+        [['pending', 's', 'g', '--url', `${good}:99999`], {}, `--url is not a valid URL: "${good}:99999"`],
+        [['search', 's', '--url', `${good},${good}`], {}, 'several seed nodes need --cluster'],
+        [['search', 's'], { REDIS_URL: `${good}/db` }, `REDIS_URL names a database that is not a number: "${good}/db"`],
+        [
+          ['outbox', '--url', good],
+          { DATABASE_URL: 'postgres://app@db:port/shop' },
+          'DATABASE_URL is not a valid URL: "postgres://db:port/shop"',
+        ],
+        [
+          [
+            'reconcile',
+            '--stream',
+            's',
+            '--group',
+            'g',
+            '--handler',
+            'h',
+            '--url',
+            good,
+            '--database-url',
+            'postgres://[db/shop',
+          ],
+          {},
+          '--database-url is not a valid URL',
+        ],
+      );
+    }
+    for (const [args, env, message] of cases) {
+      const run = await runCli(args, env);
+      expect({ args, env, code: run.code, stdout: run.stdout }).toEqual({ args, env, code: 2, stdout: '' });
+      expect(run.stderr).toContain(message);
+    }
+  }, 120_000);
 });

@@ -125,4 +125,39 @@ describe('nest-redis-streams search (the compiled binary, spawned, against Redis
     expect(newestPel.code).toBe(2);
     expect(newestPel.stderr).toMatch(/oldest first only/);
   });
+
+  it('prints ids past what a JavaScript Date holds with their milliseconds, in every command that shows a time', async () => {
+    const stream = unique('cli-search-far');
+    // 99999999999999999 ms is a valid id time (ids go to 2^64 - 1), about 3 million years on.
+    const far = '99999999999999999';
+    await redis.xadd(stream, `${BASE}-0`, 'data', '{"n":1}');
+    await redis.xadd(stream, `${far}-0`, 'data', '{"n":2}');
+    await redis.xgroup('CREATE', stream, 'g', '0');
+    await redis.xreadgroup('GROUP', 'g', 'c1', 'STREAMS', stream, '>');
+    const letter = deadLetterFields({ stream, id: `${far}-0`, group: 'g', reason: 'non-retryable', error: 'boom' }, [
+      'data',
+      '{}',
+    ]);
+    letter[letter.indexOf('dlq:time') + 1] = far;
+    await redis.xadd(`${stream}:dlq`, `${far}-0`, ...letter);
+    // A row: the id, then its time (an ISO date, or the milliseconds past what a Date holds).
+    const row = (id: string, time: string) => new RegExp(`^${id}\\s+${time.replace(/\./g, '\\.')}\\s`, 'm');
+    const near = row(`${BASE}-0`, new Date(BASE).toISOString());
+    const beyond = row(`${far}-0`, far);
+    const runs: Array<[string[], ...RegExp[]]> = [
+      [['search', stream], near, beyond],
+      [['search', stream, '--newest'], near, beyond],
+      [['search', stream, '--group', 'g'], near, beyond],
+      [['search', stream, '--dead-letters'], beyond],
+      // A dead letter's time is a number (dlq:time): 99999999999999999 reads as 1e17.
+      [['dlq', 'show', stream, `${far}-0`], /^parked at\s+100000000000000000$/m],
+      [['dlq', 'groups', stream], /\s100000000000000000\s+100000000000000000\s/],
+      [['dlq', 'list', stream], new RegExp(`^${far}-0\\s`, 'm')],
+    ];
+    for (const [args, ...shown] of runs) {
+      const run = await runCli(args);
+      expect({ args, code: run.code, stderr: run.stderr }).toEqual({ args, code: 0, stderr: '' });
+      for (const pattern of shown) expect(run.stdout).toMatch(pattern);
+    }
+  });
 });

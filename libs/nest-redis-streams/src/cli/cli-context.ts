@@ -7,7 +7,7 @@ import { StreamOperations } from '../operations/stream-operations.js';
 import type { StreamOperationsOptions } from '../operations/stream-operations-options.interface.js';
 import { type Parsed, stringOption } from './cli-args.js';
 import { type Output, STD_OUTPUT } from './output.js';
-import { UsageError } from './errors/usage.error.js';
+import { redisUrlFrom } from './redis-url.js';
 
 /** What a command runs with: the operations service, who acts, and where output goes (escaped). */
 export interface CliContext extends Output {
@@ -21,15 +21,14 @@ export interface CliContext extends Output {
 
 /** `--url` (comma-separated seeds with `--cluster`), else REDIS_URL, else redis://127.0.0.1:6379. */
 export function connectionFrom(parsed: Parsed, env: NodeJS.ProcessEnv): RedisConnectionOptions {
-  const url = stringOption(parsed, 'url') ?? env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  if (!/^rediss?:\/\//.test(url.split(',')[0])) {
-    throw new UsageError(`--url must be a redis:// or rediss:// URL (several, comma-separated, with --cluster), got "${url}".`);
-  }
-  if (!parsed.values.cluster) return url;
+  const given = stringOption(parsed, 'url');
+  const url = given ?? env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const setting = given === undefined && env.REDIS_URL !== undefined ? 'REDIS_URL' : '--url';
+  if (!parsed.values.cluster) return redisUrlFrom(url, setting, false).href;
   return {
     cluster: url.split(',').map((seed) => {
-      const { hostname: host, port } = new URL(seed);
-      return { host, port: Number(port || 6379) };
+      const { host, port } = redisUrlFrom(seed.trim(), setting, true);
+      return { host, port };
     }),
     // A command-line tool fails instead of waiting for a cluster that does not answer.
     clusterOptions: { clusterRetryStrategy: () => null },

@@ -4,6 +4,8 @@ import type { SqlDatabase } from '../database/sql-database.interface.js';
 import { type Parsed, stringOption } from './cli-args.js';
 import { CLI_DEFAULTS } from './cli.constants.js';
 import { UsageError } from './errors/usage.error.js';
+import { redactUrl } from '../redis/redact-url.js';
+import { URL_FIX } from './redis-url.js';
 
 /** What the CLI uses of node-postgres: a pool it can close. */
 interface PgModule {
@@ -47,9 +49,12 @@ export function databaseUrlFrom(parsed: Parsed, env: NodeJS.ProcessEnv): string 
   if (url === undefined || url === '') {
     throw new UsageError('--database-url <postgres://user@host:5432/db> is required (or set DATABASE_URL).');
   }
-  if (!/^postgres(ql)?:\/\//.test(url)) {
-    throw new UsageError(`--database-url must be a postgres:// or postgresql:// URL, got "${withoutPassword(url)}".`);
+  const setting = stringOption(parsed, 'database-url') === undefined ? 'DATABASE_URL' : '--database-url';
+  if (!/^postgres(ql)?:\/\//i.test(url)) {
+    throw new UsageError(`${setting} must be a postgres:// or postgresql:// URL, got "${redactUrl(url)}".`);
   }
+  // node-postgres would throw "Invalid URL" from inside the connection: exit 4, as if it were down.
+  if (!URL.canParse(url)) throw new UsageError(`${setting} is not a valid URL: "${redactUrl(url)}". ${URL_FIX}`);
   return url;
 }
 
@@ -58,7 +63,7 @@ export async function openDatabase(url: string, pg: PgModule = loadPg()): Promis
   const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: CLI_DEFAULTS.databaseConnectTimeoutMs });
   // An idle connection the server ends (a restart) must not crash the command; the next query fails.
   pool.on('error', () => undefined);
-  const where = withoutPassword(url);
+  const where = redactUrl(url);
   try {
     await pool.query('SELECT 1');
   } catch (err) {
@@ -75,8 +80,4 @@ export async function openDatabase(url: string, pg: PgModule = loadPg()): Promis
 export function describeError(err: unknown): string {
   const e = err as NodeJS.ErrnoException & { errors?: Array<{ code?: string }> };
   return e.message || e.code || e.errors?.[0]?.code || String(err);
-}
-
-function withoutPassword(url: string): string {
-  return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1@');
 }

@@ -1,3 +1,4 @@
+import { MAX_DATE_MS } from '../operations/time-text.js';
 import { UsageError } from './errors/usage.error.js';
 
 const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -14,7 +15,8 @@ export function parseWhen(value: string, option: string, now: number): Date {
   else if (duration) ms = now - Number(duration[1]) * UNIT_MS[duration[2]];
   else if (/^\d+(-\d+)?$/.test(text)) ms = Number(text.split('-')[0]);
   else ms = Date.parse(text);
-  if (!Number.isSafeInteger(ms) || ms < 0) {
+  // Past what a Date holds the window could not be printed or compared.
+  if (!Number.isSafeInteger(ms) || ms < 0 || ms > MAX_DATE_MS) {
     throw new UsageError(
       `--${option} must be a time (2024-05-01T12:00:00Z or ms since the epoch), a stream id (1700000000000-0), a duration ago (15m, 2h, 7d) or "now"; got "${value}".`,
     );

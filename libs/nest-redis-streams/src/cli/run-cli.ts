@@ -1,6 +1,7 @@
 import { OperationError } from '../operations/errors/operation.error.js';
 import { parse } from './cli-args.js';
 import { aclFixFor, aclUserOf, explainAclError } from '../redis/acl-hint.js';
+import { redactUrls } from '../redis/redact-url.js';
 import { connectionFrom, openContext } from './cli-context.js';
 import { BIN, EXIT } from './cli.constants.js';
 import type { Command } from './command.interface.js';
@@ -92,8 +93,9 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv): Promise<nu
       STD_OUTPUT.warn(escapeControls(explainAclError(err, user)));
       return EXIT.refused;
     }
-    // One line: a name inside the message cannot start a line of its own.
-    STD_OUTPUT.warn(escapeControls(err instanceof Error ? err.message : String(err)));
+    // One line: a name inside the message cannot start a line of its own. No password either,
+    // whatever quoted a URL (ioredis, node-postgres, a command's own message).
+    STD_OUTPUT.warn(escapeControls(redactUrls(err instanceof Error ? err.message : String(err))));
     if (err instanceof UsageError) return EXIT.usage;
     if (err instanceof OperationError) return err.kind === 'bad-request' ? EXIT.usage : EXIT.refused;
     return EXIT.error;

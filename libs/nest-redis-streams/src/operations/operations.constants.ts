@@ -35,6 +35,10 @@ export const SEARCH_DEFAULTS = {
   /** Milliseconds one request may run unless it asks otherwise. */
   budgetMs: 2_000,
   maxBudgetMs: 30_000,
-  /** Entries one Redis read returns (XRANGE/XREVRANGE/XPENDING COUNT). */
+  /** Entries one Redis read returns at most (XRANGE/XREVRANGE/XPENDING COUNT). */
   pageSize: 500,
+  /** Characters (about bytes) one step of reads fetches at most, however much time is left. */
+  maxReadChars: 4 * 1024 * 1024,
+  /** A step may fetch as much again as all steps before it, and at least this many characters. */
+  readFloorChars: 64 * 1024,
 };

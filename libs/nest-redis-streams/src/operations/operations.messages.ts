@@ -1,7 +1,9 @@
-/** An ISO date when Date can hold the time (ms since the epoch), else the milliseconds. */
-export function timeText(ms: number): string {
-  const date = new Date(ms);
-  return Number.isNaN(date.getTime()) ? `${ms} ms since the epoch` : date.toISOString();
+import { timeText } from './time-text.js';
+
+/** A time in a sentence: an ISO date when a Date can hold it, else "<ms> ms since the epoch". */
+export function timePhrase(ms: number): string {
+  const text = timeText(ms);
+  return text.includes(':') ? text : `${text} ms since the epoch`;
 }
 
 /** Messages of the operations layer: full sentences that name the value and the way out. */
@@ -35,7 +37,7 @@ export const OPERATIONS_MESSAGES = {
     `${what} "${value}" is out of range: both parts of a stream id (<ms>-<seq>) are at most ${max}.`,
   cursorPastEnd: (stream: string, group: string, to: string, lastId: string, until: number) =>
     `Moving the cursor of group "${group}" (stream "${stream}") to ${to} puts it past the stream's last entry ${lastId}: ` +
-    `every entry added before ${timeText(until)} would be skipped, never delivered. Pick an id or time up to ` +
+    `every entry added before ${timePhrase(until)} would be skipped, never delivered. Pick an id or time up to ` +
     'the last entry (or the end), or force it.',
   badTime: (value: string) =>
     `A time must be milliseconds since the epoch or an ISO date (2024-05-01T12:00:00Z), got "${value}".`,

@@ -23,6 +23,8 @@ export interface ScannedEntry {
   fields: FieldPairs | null;
   pending?: { consumer: string; idleMs: number; deliveries: number };
   deadLetter?: DeadLetterInfo;
+  /** Characters read for it (its id, field names and values): about the bytes Redis sent. */
+  chars: number;
 }
 
 /** Reads one stream key of a search a page at a time, from just past the last id it handed out. */
@@ -32,6 +34,12 @@ export interface SearchSource {
   /** The key read: the stream itself, or its dead-letter stream. */
   key: string;
   read(after: string | null, count: number): Promise<ScannedEntry[]>;
+}
+
+function charsOf(id: string, fields: readonly string[] | null): number {
+  let chars = id.length;
+  if (fields) for (const text of fields) chars += text.length;
+  return chars;
 }
 
 function pairs(fields: string[]): FieldPairs {
@@ -53,7 +61,7 @@ function deadLetterEntry(id: string, fields: string[]): ScannedEntry {
     deliveries: Number(meta.deliveries ?? 0),
     parkedAt: Number(meta.time ?? 0),
   };
-  return { id, fields: pairs(original), deadLetter };
+  return { id, fields: pairs(original), deadLetter, chars: charsOf(id, fields) };
 }
 
 /**
@@ -98,6 +106,7 @@ export function searchSource(
           id,
           fields: payloads[i],
           pending: { consumer, idleMs: Number(idleMs), deliveries: Number(deliveries) },
+          chars: charsOf(id, payloads[i]?.flat() ?? null) + consumer.length,
         }));
       },
     };
@@ -105,7 +114,7 @@ export function searchSource(
   const toEntry =
     target.kind === 'dead-letters'
       ? ([id, fields]: [string, string[]]) => deadLetterEntry(id, fields)
-      : ([id, fields]: [string, string[]]): ScannedEntry => ({ id, fields: pairs(fields) });
+      : ([id, fields]: [string, string[]]): ScannedEntry => ({ id, fields: pairs(fields), chars: charsOf(id, fields) });
   return {
     stream,
     key,

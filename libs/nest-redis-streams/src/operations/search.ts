@@ -3,6 +3,7 @@ import type { FieldPairs } from './entries.js';
 import { evaluate, type ExpressionNode } from './expression/index.js';
 import { SEARCH_DONE, encodeSearchCursor, type SearchCursorState } from './search-cursor.js';
 import type { DeadLetterInfo, ScannedEntry, SearchSource } from './search-sources.js';
+import { type SearchBudget, SearchReadSizer } from './search-read-size.js';
 import { searchScope } from './search-scope.js';
 import { idTime } from './stream-position.js';
 
@@ -36,15 +37,6 @@ export interface SearchResult {
   elapsedMs: number;
 }
 
-/** How much one search may do. */
-export interface SearchBudget {
-  limit: number;
-  entries: number;
-  ms: number;
-  /** Entries one Redis read asks for. */
-  pageSize: number;
-}
-
 /** Rewrites fields before matching and showing (the console's redaction hook). */
 export type SearchRedactor = (fields: FieldPairs, where: { stream: string; group?: string; id: string }) => FieldPairs;
 
@@ -63,8 +55,9 @@ interface Lane {
  * Reads the sources page by page and merges them in id order (newest or oldest first), so that a
  * search over the partitions of a stream reads as one stream. Each entry looked at moves its key's
  * position, so the cursor resumes exactly after it: no entry is skipped or shown twice. Entries
- * fetched but not looked at are simply read again on resume. Stops at `limit` matches, after
- * `entries` looked at, or once `ms` have passed (checked between entries and before each read).
+ * fetched but not looked at are read again on resume, so reads are sized by what the request can
+ * still look at (`SearchReadSizer`). Stops at `limit` matches, after `entries` looked at, or once
+ * `ms` have passed (checked between entries and before each read).
  */
 export async function runSearch(
   sources: SearchSource[],
@@ -78,7 +71,7 @@ export async function runSearch(
   const items: SearchHit[] = [];
   let scanned = 0;
   let stoppedBy: SearchResult['stoppedBy'] = null;
-  let pageSize = Math.min(budget.pageSize, Math.max(16, budget.limit));
+  const sizer = new SearchReadSizer(budget, started);
   const before = (a: string, b: string) => (state.newest ? compareStreamIds(a, b) > 0 : compareStreamIds(a, b) < 0);
   for (;;) {
     if (items.length >= budget.limit) stoppedBy = 'limit';
@@ -87,24 +80,10 @@ export async function runSearch(
     else if (scanned > 0 && Date.now() - started >= budget.ms) stoppedBy = 'time';
     if (stoppedBy) break;
     options.signal?.throwIfAborted();
-    // Reads start small and double: a request that stops at its limit after a few matches (a
-    // console page of 50 where everything matches) reads little past them, and a selective one soon
-    // reads full pages.
-    const count = Math.max(1, Math.min(pageSize, budget.entries - scanned));
     const empty = lanes.filter((lane) => lane.position !== SEARCH_DONE && lane.at === lane.buffer.length);
-    await Promise.all(
-      empty.map(async (lane) => {
-        if (lane.ended) {
-          lane.position = SEARCH_DONE;
-          return;
-        }
-        lane.buffer = await lane.source.read(lane.position, count);
-        lane.at = 0;
-        lane.ended = lane.buffer.length < count;
-        if (lane.buffer.length === 0) lane.position = SEARCH_DONE;
-      }),
-    );
-    if (empty.length > 0) pageSize = Math.min(budget.pageSize, pageSize * 2);
+    const reading = empty.filter((lane) => !lane.ended);
+    for (const lane of empty) if (lane.ended) lane.position = SEARCH_DONE;
+    if (reading.length > 0) await read(reading, sizer.next(reading.length, scanned), sizer);
     let next: Lane | undefined;
     for (const lane of lanes)
       if (lane.at < lane.buffer.length && (!next || before(lane.buffer[lane.at].id, next.buffer[next.at].id))) next = lane;
@@ -137,6 +116,23 @@ export async function runSearch(
     cursor: exhausted ? null : encodeSearchCursor({ ...state, positions }),
     elapsedMs: Date.now() - started,
   };
+}
+
+/** Refills the lanes whose buffers were looked at to the end, `count` entries each, in parallel. */
+async function read(lanes: Lane[], count: number, sizer: SearchReadSizer): Promise<void> {
+  let entries = 0;
+  let chars = 0;
+  await Promise.all(
+    lanes.map(async (lane) => {
+      lane.buffer = await lane.source.read(lane.position, count);
+      lane.at = 0;
+      lane.ended = lane.buffer.length < count;
+      if (lane.buffer.length === 0) lane.position = SEARCH_DONE;
+      entries += lane.buffer.length;
+      for (const entry of lane.buffer) chars += entry.chars;
+    }),
+  );
+  sizer.fetched(entries, chars);
 }
 
 function extras(entry: ScannedEntry): Pick<SearchHit, 'pending' | 'deadLetter'> {

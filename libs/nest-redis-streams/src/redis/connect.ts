@@ -30,6 +30,9 @@ export async function connectOrExplain(
       }),
     ]);
   } catch (err) {
+    // A TLS handshake can still fail after this (rediss:// to a server without TLS): with no
+    // listener ioredis would print "Unhandled error event" under the message below.
+    redis.on('error', () => undefined);
     redis.disconnect();
     // The connection's own error (ECONNREFUSED, auth) says more than "Connection is closed".
     const cause =

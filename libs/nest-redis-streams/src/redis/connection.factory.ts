@@ -1,6 +1,7 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { MAX_RECONNECT_BACKOFF_MS, defaultRedisUrl } from '../constants.js';
 import type { ClusterConnectionOptions, RedisConnectionOptions } from '../interfaces/connection-options.interface.js';
+import { redactUrl } from './redact-url.js';
 
 const retryStrategy = (attempt: number) => Math.min(50 * 2 ** Math.min(attempt, 10), MAX_RECONNECT_BACKOFF_MS);
 
@@ -46,12 +47,12 @@ export function isCluster(redis: Redis): boolean {
   return (redis as unknown) instanceof Cluster;
 }
 
-/** Readable address for messages, without credentials. */
+/** Readable address for messages and logs, without a password (redactUrl). */
 export function describeConnection(connection: RedisConnectionOptions | undefined): string {
   if (isClusterConnection(connection)) {
-    return `cluster ${connection.cluster.map((n) => (typeof n === 'object' ? `${n.host ?? '127.0.0.1'}:${n.port}` : String(n))).join(',')}`;
+    return `cluster ${connection.cluster.map((n) => (typeof n === 'object' ? `${n.host ?? '127.0.0.1'}:${n.port}` : redactUrl(String(n)))).join(',')}`;
   }
   const target = connection ?? defaultRedisUrl();
-  if (typeof target === 'string') return target.replace(/\/\/[^@/]*@/, '//');
+  if (typeof target === 'string') return redactUrl(target);
   return `${target.tls ? 'rediss' : 'redis'}://${target.host ?? '127.0.0.1'}:${target.port ?? 6379}`;
 }

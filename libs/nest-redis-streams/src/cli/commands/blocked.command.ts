@@ -7,6 +7,7 @@ import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
 import { printable } from '../output.js';
 import { formatTable } from '../table.js';
+import { timeText } from '../../operations/time-text.js';
 
 /** `blocked <stream>`: the ordering keys held back by onDeadLetter: 'block-key', per group. */
 export const blockedCommand: Command = {
@@ -51,7 +52,7 @@ function printBlocked(ctx: CliContext, blocked: BlockedKey[], partitioned: boole
     return;
   }
   const now = Date.now();
-  const since = (b: BlockedKey) => (b.since > 0 ? new Date(b.since).toISOString() : '?');
+  const since = (b: BlockedKey) => (b.since > 0 ? timeText(b.since) : '?');
   const rows = blocked.map((b) => [
     ...(partitioned ? [printable(b.stream)] : []),
     printable(b.group, 30),

@@ -6,8 +6,9 @@ import type { CliContext } from '../cli-context.js';
 import { EXIT } from '../cli.constants.js';
 import { escapeControls, printable } from '../output.js';
 import { formatTable } from '../table.js';
+import { timeText } from '../../operations/time-text.js';
 
-const time = (ms: number) => (Number.isFinite(ms) && ms > 0 ? new Date(ms).toISOString() : '-');
+const time = (ms: number) => (Number.isFinite(ms) && ms > 0 ? timeText(ms) : '-');
 const counts = (map: Record<string, number>) =>
   Object.entries(map)
     .map(([name, n]) => `${printable(name || '(none)', 30)} ${n}`)

@@ -8,6 +8,7 @@ import { escapeControls, printable } from '../output.js';
 import { formatTable } from '../table.js';
 import { UsageError } from '../errors/usage.error.js';
 import { printFailureGroups, printRedrivePreview, runCanary } from './dlq-groups.js';
+import { timeText } from '../../operations/time-text.js';
 
 const ACTIONS = ['groups', 'list', 'show', 'redrive', 'discard'];
 
@@ -212,7 +213,7 @@ function describe(d: DeadLetter): string {
     ['group', d.group],
     ['consumer', d.consumer],
     ['deliveries', String(d.deliveries)],
-    ['parked at', new Date(d.parkedAt).toISOString()],
+    ['parked at', timeText(d.parkedAt)],
     ['error class', d.errorClass],
     ['error', d.error],
   ];

@@ -6,6 +6,7 @@ import { databaseUrlFrom, loadPg, openDatabase } from '../database-connection.js
 import { printable } from '../output.js';
 import { formatTable } from '../table.js';
 import { UsageError } from '../errors/usage.error.js';
+import { timeText } from '../../operations/time-text.js';
 
 /** Ids named on stderr when events are parked; the table and --json have them all. */
 
@@ -76,7 +77,7 @@ Example: nest-redis-streams outbox --database-url postgres://app@db:5432/shop --
         printable(p.stream),
         p.partitionKey === null ? '-' : printable(p.partitionKey),
         String(p.waiting),
-        new Date(p.parkedAt).toISOString(),
+        timeText(new Date(p.parkedAt).getTime()),
         printable(p.lastError, 120),
       ]);
       ctx.print(formatTable(['event id', 'stream', 'key', 'waiting', 'parked at', 'error'], rows, new Set([3])));

@@ -9,6 +9,7 @@ import { COMMON_HELP, type Command } from '../command.interface.js';
 import { printable } from '../output.js';
 import { formatTable } from '../table.js';
 import { UsageError } from '../errors/usage.error.js';
+import { timeText } from '../../operations/time-text.js';
 
 /** `search`: the entries of a stream, a group's PEL or the dead letters that match a condition. */
 export const searchCommand: Command = {
@@ -125,13 +126,7 @@ function row(hit: SearchHit, partitioned: boolean): string[] {
       ? [hit.deadLetter.reason, printable(hit.deadLetter.group, 24), printable(hit.deadLetter.error, 40)]
       : [];
   const fields = hit.fields === null ? '(payload gone)' : hit.fields.map(([n, v]) => `${n}=${v}`).join(' ');
-  return [
-    ...(partitioned ? [printable(hit.stream, 40)] : []),
-    hit.id,
-    new Date(hit.time).toISOString(),
-    ...extra,
-    printable(fields, 80),
-  ];
+  return [...(partitioned ? [printable(hit.stream, 40)] : []), hit.id, timeText(hit.id), ...extra, printable(fields, 80)];
 }
 
 function summary(result: SearchResult): string {

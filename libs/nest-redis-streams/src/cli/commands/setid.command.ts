@@ -1,6 +1,6 @@
 import { formatDuration } from '../../health/stats-table.js';
 import type { CursorPreview, CursorTarget } from '../../operations/group-cursor.js';
-import { timeText } from '../../operations/operations.messages.js';
+import { timePhrase } from '../../operations/operations.messages.js';
 import { parseStreamId, parseTime } from '../../operations/stream-position.js';
 import { positionals, stringOption, type Parsed } from '../cli-args.js';
 import { EXIT } from '../cli.constants.js';
@@ -82,7 +82,7 @@ function describe(p: CursorPreview, dryRun: boolean, now = Date.now()): string {
   if (p.pastEnd && p.skipsAddedUntil !== null) {
     const ahead = p.skipsAddedUntil - now;
     lines.push(
-      `! past the stream's last entry ${p.lastId}: every entry added before ${timeText(p.skipsAddedUntil)}${ahead > 0 ? ` (${formatDuration(ahead)} from now)` : ''} ${dryRun ? 'would be' : 'is'} skipped too${dryRun ? ' (the move needs --force)' : ''}`,
+      `! past the stream's last entry ${p.lastId}: every entry added before ${timePhrase(p.skipsAddedUntil)}${ahead > 0 ? ` (${formatDuration(ahead)} from now)` : ''} ${dryRun ? 'would be' : 'is'} skipped too${dryRun ? ' (the move needs --force)' : ''}`,
     );
   }
   if (p.activeConsumers.length > 0)

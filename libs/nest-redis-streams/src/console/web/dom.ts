@@ -44,7 +44,10 @@ export function replace(target: HTMLElement, ...children: Child[]): void {
 /** A moment as UTC date and time to the second (`2026-05-01 12:00:07Z`): the same for every viewer. */
 export function when(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms) || ms <= 0) return '';
-  return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')}Z`;
+  // A stream id's time goes to 2^64 - 1 ms, past what a Date holds (toISOString throws): the
+  // milliseconds then, as the CLI prints them (operations/time-text.ts; this page loads no server code).
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? String(ms) : `${date.toISOString().slice(0, 19).replace('T', ' ')}Z`;
 }
 
 /** An id, name or reason that must stay on one line (copied whole, compared by eye). */

@@ -1,0 +1,46 @@
+import { redactUrl } from '../redis/redact-url.js';
+import { UsageError } from './errors/usage.error.js';
+
+/** The schemes ioredis connects with, in any case (schemes are case-insensitive, RFC 3986). */
+const REDIS_SCHEME = /^(rediss?):\/\//i;
+
+/** How to fix a URL that does not parse (Redis' and PostgreSQL's alike). */
+export const URL_FIX =
+  'Check the host and the port (1 to 65535), and percent-encode @ : / ? # in the user name or password (encodeURIComponent).';
+
+/** A checked Redis URL: the text to connect with (its scheme in lower case) and its address. */
+export interface RedisUrl {
+  href: string;
+  host: string;
+  port: number;
+}
+
+/**
+ * Checks one Redis URL the command line gave (`--url`, a `--cluster` seed, or REDIS_URL, named by
+ * `setting`) before anything connects, so that a malformed one is a usage error (exit 2) naming
+ * the value, never ioredis' "Invalid URL" from inside the connection (exit 4, as if Redis were
+ * down). The value is named without its password.
+ */
+export function redisUrlFrom(text: string, setting: string, seed: boolean): RedisUrl {
+  const shown = `"${redactUrl(text)}"`;
+  const scheme = REDIS_SCHEME.exec(text);
+  if (!scheme) {
+    const valkey = /^valkeys?:\/\//i.test(text) ? ' (Valkey is reached with redis:// and rediss:// too)' : '';
+    throw new UsageError(
+      `${setting} must be a redis:// or rediss:// URL (several, comma-separated, with --cluster), got ${shown}${valkey}.`,
+    );
+  }
+  // ioredis turns TLS on for "rediss://" spelled in lower case only.
+  const href = scheme[1].toLowerCase() + text.slice(scheme[1].length);
+  let url: URL;
+  try {
+    url = new URL(href);
+  } catch {
+    const list = !seed && text.includes(',') ? '; several seed nodes need --cluster' : '';
+    throw new UsageError(`${setting} is not a valid URL: ${shown}${list}. ${URL_FIX}`);
+  }
+  if (url.hostname === '') throw new UsageError(`${setting} names no host: ${shown}. Write redis://host:6379.`);
+  if (!/^\/?(\d+)?$/.test(url.pathname))
+    throw new UsageError(`${setting} names a database that is not a number: ${shown}. Write redis://host:6379/0.`);
+  return { href, host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 6379) };
+}
