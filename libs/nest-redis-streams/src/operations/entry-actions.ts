@@ -1,11 +1,13 @@
 import type { Redis } from 'ioredis';
 import { DeadLetterReason } from '../dead-letter-reason.js';
+import { operatorAck } from '../dead-letter/blocked-key-scripts.js';
 import { parkEntry as parkEntryWrite } from '../dead-letter/park-entry.js';
 import { deadLetterMetadata } from '../dead-letter/dead-letter-record.js';
 import { claimEpochKey } from '../keys/index.js';
 import { isNoGroupError } from '../redis/errors/reply-errors.js';
 import type { XPendingRow } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
+import type { BlockedKeyRelease } from './blocked-key-release.js';
 import { type EntryPlace, fateOf } from './entry-fate.js';
 import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
@@ -60,14 +62,23 @@ async function onPendingEntry<T>(
 /**
  * Acknowledges a pending entry without running it (XACK): the group will never process it. The
  * entry must be pending, so a typo in the id does not report success; acked or parked by someone
- * else meanwhile (XACK acks nothing), it is refused as a `conflict`.
+ * else meanwhile (the script finds it no longer pending), it is refused as a `conflict`. When its
+ * ordering key's block waits for it (`onDeadLetter: 'block-key'`: a failing blocker whose retry
+ * is due, or a released or re-driven copy), the ack means "done" as the handler's own success
+ * does: the same script releases the key's next held entry (`released`), else nothing would ever
+ * free the key but a forced release.
  */
-export async function ackEntry(redis: Redis, place: EntryPlace, id: string): Promise<{ acked: string }> {
+export async function ackEntry(
+  redis: Redis,
+  place: EntryPlace,
+  id: string,
+): Promise<{ acked: string; released?: BlockedKeyRelease }> {
   const { stream, group } = place;
   if (!(await findPendingRow(redis, stream, group, id)))
     throw new OperationError('not-found', OPERATIONS_MESSAGES.notPending(stream, group, id));
-  if ((await redis.xack(stream, group, id)) === 0) return changedMeanwhile(redis, place, id, 'ack');
-  return { acked: id };
+  const done = await operatorAck(redis, stream, group, id);
+  if (!done.acked) return changedMeanwhile(redis, place, id, 'ack');
+  return done.key === undefined ? { acked: id } : { acked: id, released: { key: done.key, released: done.released ?? null } };
 }
 
 /**
