@@ -96,9 +96,33 @@ export async function claimEntry(
 ): Promise<{ claimed: string; from: string; to: string }> {
   const { stream, group } = place;
   return onPendingEntry(redis, place, id, 'claim', async ([, from]) => {
-    const claimed = await redis.nrsClaimFromCounted(stream, claimEpochKey(stream, group), group, from, consumer, id);
+    const [claimed, gone] = await redis.nrsClaimFromCounted(stream, claimEpochKey(stream, group), group, from, consumer, id);
+    // Its payload is gone: XCLAIM would drop the PEL row, the only trace of it. Left as it is.
+    if (gone.length > 0) throw new OperationError('refused', OPERATIONS_MESSAGES.claimOfTrimmed(stream, group, id, from));
     return claimed.length === 0 ? null : { claimed: id, from, to: consumer };
   });
+}
+
+/**
+ * The park script run for an operator, as the PEL `row` just read says the entry is held: only
+ * while that consumer still holds it (null when not). Unfenced: the operator's decision stands
+ * over the consumer's generation. The ordering key is not known here (it is the handler's
+ * option): null has the script find the block that waits for the entry (`onDeadLetter:
+ * 'block-key'`) and name its key on the dead letter. An entry whose payload is gone becomes a
+ * `payload-trimmed` tombstone.
+ */
+export async function parkAsHeld(
+  redis: ScriptedRedis,
+  place: EntryPlace,
+  [id, consumer, , deliveries]: XPendingRow,
+  details: { reason: DeadLetterReason; error?: Error },
+): Promise<string | null> {
+  const { stream, group, deadLetterStream } = place;
+  const meta = deadLetterMetadata({ ...details, stream, id, group, consumer, deliveries: Number(deliveries) });
+  const write = { id, deadLetterStream, requireOwner: '1', metadata: meta, blockKey: null } as const;
+  const deadLetterId = await parkEntryWrite(redis, { stream, group, consumer }, write);
+  // FENCED cannot come back: the write is not fenced.
+  return typeof deadLetterId === 'string' && deadLetterId !== '' ? deadLetterId : null;
 }
 
 /**
@@ -119,20 +143,12 @@ export async function parkEntry(
   id: string,
   actor: string,
 ): Promise<{ parked: string; deadLetterId: string }> {
-  const { stream, group, deadLetterStream } = place;
-  return onPendingEntry(redis, place, id, 'park', async ([, consumer, , deliveries]) => {
-    const [entry] = await redis.xrange(stream, id, id);
+  return onPendingEntry(redis, place, id, 'park', async (row) => {
+    const [entry] = await redis.xrange(place.stream, id, id);
     const error = Object.assign(new Error(OPERATIONS_MESSAGES.parkedByOperator(actor)), { name: PARKED_BY_OPERATOR });
     const reason = entry ? DeadLetterReason.NON_RETRYABLE : DeadLetterReason.PAYLOAD_TRIMMED;
-    const meta = deadLetterMetadata({ reason, stream, id, group, consumer, deliveries: Number(deliveries), error });
-    // Unfenced: the operator's decision stands over the consumer's generation. The ordering key
-    // is not known here (it is the handler's option): null has the script find its block.
-    const deadLetterId = await parkEntryWrite(
-      redis,
-      { stream, group, consumer },
-      { id, deadLetterStream, requireOwner: '1', metadata: meta, blockKey: null },
-    );
-    // Null: no longer pending with `consumer` (FENCED cannot come back, the write is not fenced).
-    return typeof deadLetterId === 'string' && deadLetterId !== '' ? { parked: id, deadLetterId } : null;
+    // Null: no longer pending with the consumer read.
+    const deadLetterId = await parkAsHeld(redis, place, row, { reason, error });
+    return deadLetterId === null ? null : { parked: id, deadLetterId };
   });
 }
