@@ -1,8 +1,8 @@
 import { StreamOperations } from 'nest-redis-streams';
 import { type ConsoleApp, startConsoleApp } from '../console/console-app.js';
-import { pendingCount, readAll, testContext, unique, waitFor } from '../support/helpers.js';
+import { readAll, testContext, unique, waitFor } from '../support/helpers.js';
 import { gate, startGatedConsumer } from './block-key-gates.js';
-import { blockOf, runsOf, waiting } from './block-key-support.js';
+import { SLOW_RETRIES, blockOf, failingWithTwoHeld, keyFree, runsOf, waiting } from './block-key-support.js';
 
 // An operator's ack says "this entry is done". When it is the entry a key's block waits for (the
 // failing blocker, whose retry then never comes, or the re-drive of its dead letter), the ack must
@@ -14,36 +14,18 @@ jest.setTimeout(60_000);
 describe("onDeadLetter: 'block-key': an operator's ack of the entry a block waits for", () => {
   const { redis, closers } = testContext();
   const ops = () => new StreamOperations(redis);
-  const add = (stream: string, k: string, n: string) => redis.xadd(stream, '*', 'k', k, 'n', n) as Promise<string>;
-  // A failed blocker waits 30 s for its retry: it stays `failing` while the operator acts.
-  const slowRetries = { retryBackoffMs: 30_000, minIdleTimeMs: 30_000 };
-
-  /** Entry 1 of `key` fails and is being retried, entries 2 and 3 are held behind it: the blocker's id. */
-  async function failingWithTwoHeld(stream: string, key: string): Promise<string> {
-    const first = await add(stream, key, '1');
-    await waitFor(async () => (await blockOf(redis, stream, key))?.state === 'failing', `key ${key} failing`);
-    await add(stream, key, '2');
-    await add(stream, key, '3');
-    await waitFor(async () => (await waiting(redis, stream, key)) === 2, `${key}:2 and ${key}:3 held`);
-    return first;
-  }
-
-  const keyFree = async (stream: string, key: string) => {
-    await waitFor(async () => (await blockOf(redis, stream, key)) === null, `key ${key} free`);
-    await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'nothing pending');
-  };
 
   it('StreamOperations.ack of the failing blocker releases the held entries in order and frees the key', async () => {
     const stream = unique('bk-op-ack');
     const failures = new Map([['A:1', 99]]);
-    const { done } = await startGatedConsumer(closers, stream, { failures }, {}, slowRetries);
-    const first = await failingWithTwoHeld(stream, 'A');
+    const { done } = await startGatedConsumer(closers, stream, { failures }, {}, SLOW_RETRIES);
+    const first = await failingWithTwoHeld(redis, stream, 'A');
 
     const acked = await ops().ack('tester', stream, 'nest', first);
     await waitFor(() => done.length === 2, 'the held entries handled');
     expect(acked).toEqual({ acked: first, released: { key: 'A', released: expect.any(String) } });
     expect(done).toEqual(['A:2', 'A:3']);
-    await keyFree(stream, 'A');
+    await keyFree(redis, stream, 'A');
     expect(await readAll(redis, `${stream}:dlq`)).toEqual([]);
   });
 
@@ -53,10 +35,10 @@ describe("onDeadLetter: 'block-key': an operator's ack of the entry a block wait
       [':1', 99],
       ['B:1', 99],
     ]);
-    const { done } = await startGatedConsumer(closers, stream, { failures }, {}, slowRetries);
+    const { done } = await startGatedConsumer(closers, stream, { failures }, {}, SLOW_RETRIES);
     const web: ConsoleApp = await startConsoleApp({ streams: [stream], auditStream: unique('audit'), guard: () => 'alice' });
     closers.push(() => web.app.close());
-    const [firstEmpty, firstB] = [await failingWithTwoHeld(stream, ''), await failingWithTwoHeld(stream, 'B')];
+    const [firstEmpty, firstB] = [await failingWithTwoHeld(redis, stream, ''), await failingWithTwoHeld(redis, stream, 'B')];
 
     const ackEmpty = await web.post('ack', { stream, group: 'nest', id: firstEmpty });
     expect(ackEmpty.status).toBe(200);
@@ -74,7 +56,7 @@ describe("onDeadLetter: 'block-key': an operator's ack of the entry a block wait
     expect([ackB.status, ackB.body.released?.key]).toEqual([200, 'B']);
     await waitFor(() => runsOf(done, 'B').length === 2, 'B:2 and B:3 handled');
     expect(runsOf(done, 'B')).toEqual(['B:2', 'B:3']);
-    await keyFree(stream, 'B');
+    await keyFree(redis, stream, 'B');
   });
 
   it('the re-drive of a parked blocker, acked while it runs, releases the key; parked while it runs, its discard does', async () => {
@@ -86,8 +68,8 @@ describe("onDeadLetter: 'block-key': an operator's ack of the entry a block wait
     ]);
     const gates = new Map<string, ReturnType<typeof gate>>();
     // Two slots: both re-drives run at once.
-    const { started, done } = await startGatedConsumer(closers, stream, { failures, gates }, { concurrency: 2 }, slowRetries);
-    const [firstA, firstB] = [await failingWithTwoHeld(stream, 'A'), await failingWithTwoHeld(stream, 'B')];
+    const { started, done } = await startGatedConsumer(closers, stream, { failures, gates }, { concurrency: 2 }, SLOW_RETRIES);
+    const [firstA, firstB] = [await failingWithTwoHeld(redis, stream, 'A'), await failingWithTwoHeld(redis, stream, 'B')];
     const parkedA = await ops().park('tester', stream, 'nest', firstA);
     const parkedB = await ops().park('tester', stream, 'nest', firstB);
     // The re-drives run and wait at their gates: pending, while the blocks are still `parked`.
@@ -110,7 +92,7 @@ describe("onDeadLetter: 'block-key': an operator's ack of the entry a block wait
     expect(ackA).toMatchObject({ released: { key: 'A' } });
     expect(runsOf(done, 'A').filter((name) => name !== 'A:1')).toEqual(['A:2', 'A:3']);
     expect(runsOf(done, 'B')).toEqual(['B:2', 'B:3']);
-    await keyFree(stream, 'A');
-    await keyFree(stream, 'B');
+    await keyFree(redis, stream, 'A');
+    await keyFree(redis, stream, 'B');
   });
 });
