@@ -175,7 +175,10 @@ describe('streams console API (Express, real Redis)', () => {
     const refused = await c.post('consumers/delete', { stream, group: 'g', consumer: 'c1' });
     expect(refused.status).toBe(409);
     expect(refused.body.message).toContain('holds 2 pending entries');
-    expect((await c.post('consumers/hand-over', { stream, group: 'g', from: 'c1', to: 'c9' })).body).toEqual({ moved: 2 });
+    expect((await c.post('consumers/hand-over', { stream, group: 'g', from: 'c1', to: 'c9' })).body).toEqual({
+      moved: 2,
+      tombstoned: [],
+    });
     expect((await c.post('consumers/delete', { stream, group: 'g', consumer: 'c1' })).body).toEqual({ deleted: 'c1' });
     const rows = (await redis.xpending(stream, 'g', '-', '+', 10)) as Array<[string, string]>;
     expect(rows.map(([id, consumer]) => [id, consumer])).toEqual([

@@ -183,7 +183,7 @@ describe('operator writes racing a consumer or another operator', () => {
       const reclaim = () => redis.xclaim(stream, 'g', 'c3', 0, ids[1], 'JUSTID');
       const ops = opsWithStepAfter(stream, 'xpending', readsHeld, reclaim);
 
-      expect(await ops.handOver('alice', stream, 'g', 'c1', 'c2')).toEqual({ moved: 2 });
+      expect(await ops.handOver('alice', stream, 'g', 'c1', 'c2')).toEqual({ moved: 2, tombstoned: [] });
       const owners = (await redis.xpending(stream, 'g', '-', '+', 10)) as string[][];
       expect(owners.map(([id, owner]) => [id, owner])).toEqual([
         [ids[0], 'c2'],

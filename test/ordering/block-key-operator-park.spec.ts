@@ -1,9 +1,9 @@
 import { StreamOperations } from 'nest-redis-streams';
 import { type ConsoleApp, startConsoleApp } from '../console/console-app.js';
 import { runCli } from '../cli/run-cli.js';
-import { pendingCount, readAll, testContext, unique, waitFor } from '../support/helpers.js';
+import { readAll, testContext, unique, waitFor } from '../support/helpers.js';
 import { gate, startGatedConsumer } from './block-key-gates.js';
-import { blockOf, runsOf, waiting } from './block-key-support.js';
+import { SLOW_RETRIES, blockOf, failingWithTwoHeld, keyFree, runsOf, waiting } from './block-key-support.js';
 
 // An operator may send the entry a key's block waits for to the dead-letter stream by hand
 // (StreamOperations.park, the console): its dead letter must become the block's blocker as the
@@ -17,18 +17,6 @@ describe("onDeadLetter: 'block-key': an operator's park of the blocker", () => {
   const { redis, closers } = testContext();
   const ops = () => new StreamOperations(redis);
   const add = (stream: string, k: string, n: string) => redis.xadd(stream, '*', 'k', k, 'n', n) as Promise<string>;
-  // A failed blocker waits 30 s for its retry: it stays `failing` while the operator acts.
-  const slowRetries = { retryBackoffMs: 30_000, minIdleTimeMs: 30_000 };
-
-  /** Entry 1 of `key` fails and is being retried, entries 2 and 3 are held behind it: the blocker's id. */
-  async function failingWithTwoHeld(stream: string, key: string): Promise<string> {
-    const first = await add(stream, key, '1');
-    await waitFor(async () => (await blockOf(redis, stream, key))?.state === 'failing', `key ${key} failing`);
-    await add(stream, key, '2');
-    await add(stream, key, '3');
-    await waitFor(async () => (await waiting(redis, stream, key)) === 2, `${key}:2 and ${key}:3 held`);
-    return first;
-  }
 
   /** The block now waits for the operator's dead letter, which names the key. */
   async function expectParkedOn(stream: string, key: string, entry: string, deadLetterId: string) {
@@ -39,16 +27,11 @@ describe("onDeadLetter: 'block-key': an operator's park of the blocker", () => {
     );
   }
 
-  const keyFree = async (stream: string, key: string) => {
-    await waitFor(async () => (await blockOf(redis, stream, key)) === null, `key ${key} free`);
-    await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'nothing pending');
-  };
-
   it('StreamOperations.park: the block waits for the new dead letter, whose re-drive passes it and releases the held entries in order', async () => {
     const stream = unique('bk-op-park');
     const failures = new Map([['A:1', 99]]);
-    const { done } = await startGatedConsumer(closers, stream, { failures }, {}, slowRetries);
-    const first = await failingWithTwoHeld(stream, 'A');
+    const { done } = await startGatedConsumer(closers, stream, { failures }, {}, SLOW_RETRIES);
+    const first = await failingWithTwoHeld(redis, stream, 'A');
 
     const { deadLetterId } = await ops().park('tester', stream, 'nest', first);
     await expectParkedOn(stream, 'A', first, deadLetterId);
@@ -56,7 +39,7 @@ describe("onDeadLetter: 'block-key': an operator's park of the blocker", () => {
     await ops().redrive('tester', stream, deadLetterId);
     await waitFor(() => done.length === 3, 'the re-drive and the held entries handled');
     expect(done).toEqual(['A:1', 'A:2', 'A:3']);
-    await keyFree(stream, 'A');
+    await keyFree(redis, stream, 'A');
   });
 
   it('the console park: re-driven with the CLI the key goes on in order; discarded with the CLI it is released', async () => {
@@ -65,10 +48,10 @@ describe("onDeadLetter: 'block-key': an operator's park of the blocker", () => {
       ['A:1', 99],
       ['B:1', 99],
     ]);
-    const { done } = await startGatedConsumer(closers, stream, { failures }, {}, slowRetries);
+    const { done } = await startGatedConsumer(closers, stream, { failures }, {}, SLOW_RETRIES);
     const web: ConsoleApp = await startConsoleApp({ streams: [stream], auditStream: unique('audit'), guard: () => 'alice' });
     closers.push(() => web.app.close());
-    const [firstA, firstB] = [await failingWithTwoHeld(stream, 'A'), await failingWithTwoHeld(stream, 'B')];
+    const [firstA, firstB] = [await failingWithTwoHeld(redis, stream, 'A'), await failingWithTwoHeld(redis, stream, 'B')];
 
     const parkedA = await web.post('park', { stream, group: 'nest', id: firstA });
     const parkedB = await web.post('park', { stream, group: 'nest', id: firstB });
@@ -83,8 +66,8 @@ describe("onDeadLetter: 'block-key': an operator's park of the blocker", () => {
     await waitFor(() => done.length === 5, 'A:1..3, B:2 and B:3 handled');
     expect(runsOf(done, 'A')).toEqual(['A:1', 'A:2', 'A:3']);
     expect(runsOf(done, 'B')).toEqual(['B:2', 'B:3']);
-    await keyFree(stream, 'A');
-    await keyFree(stream, 'B');
+    await keyFree(redis, stream, 'A');
+    await keyFree(redis, stream, 'B');
     expect(await readAll(redis, `${stream}:dlq`)).toEqual([]);
   });
 
@@ -108,6 +91,6 @@ describe("onDeadLetter: 'block-key': an operator's park of the blocker", () => {
     await ops().redrive('tester', stream, deadLetterId);
     await waitFor(() => done.length === 3, 'the re-driven A:2 and A:3 handled');
     expect(done).toEqual(['A:2', 'A:2', 'A:3']);
-    await keyFree(stream, 'A');
+    await keyFree(redis, stream, 'A');
   });
 });

@@ -3,7 +3,7 @@ import { EventPattern, Payload } from '@nestjs/microservices';
 import type { Redis } from 'ioredis';
 import { NonRetryableError, RetryLater, type StreamHandlerOptions } from 'nest-redis-streams';
 import { blockedKeysKey, heldEntriesKey } from '../../libs/nest-redis-streams/src/keys/index.js';
-import { startMicroservice } from '../support/helpers.js';
+import { pendingCount, startMicroservice, waitFor } from '../support/helpers.js';
 
 /** One key's block as the engine stores it (see keys/blocked-key-keys.ts). */
 export interface StoredBlock {
@@ -62,3 +62,26 @@ export async function startBlockKeyConsumer(
 
 /** The runs of `key` among `done`, in order (split at the last ':': a key may hold ':' or be ''). */
 export const runsOf = (done: string[], key: string) => done.filter((name) => name.slice(0, name.lastIndexOf(':')) === key);
+
+/** Server options under which a failed blocker waits 30 s for its retry: it stays `failing` while an operator acts. */
+export const SLOW_RETRIES = { retryBackoffMs: 30_000, minIdleTimeMs: 30_000 };
+
+/**
+ * Entries `{ k: key, n }` 1, 2 and 3 added to `stream`, under a consumer (SLOW_RETRIES) that fails
+ * entry 1: it is being retried and blocks the key, 2 and 3 are held behind it. → entry 1's id.
+ */
+export async function failingWithTwoHeld(redis: Redis, stream: string, key: string): Promise<string> {
+  const add = (n: string) => redis.xadd(stream, '*', 'k', key, 'n', n) as Promise<string>;
+  const first = await add('1');
+  await waitFor(async () => (await blockOf(redis, stream, key))?.state === 'failing', `key ${key} failing`);
+  await add('2');
+  await add('3');
+  await waitFor(async () => (await waiting(redis, stream, key)) === 2, `${key}:2 and ${key}:3 held`);
+  return first;
+}
+
+/** Waits until `key` is no longer blocked and group `nest` has nothing pending. */
+export async function keyFree(redis: Redis, stream: string, key: string): Promise<void> {
+  await waitFor(async () => (await blockOf(redis, stream, key)) === null, `key ${key} free`);
+  await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'nothing pending');
+}

@@ -2,7 +2,14 @@ import type { Cluster, Redis } from 'ioredis';
 import { blockedKeysKey, heldEntriesKey } from '../keys/index.js';
 import { FENCED, type Fenced, type WriteTarget, fenceArgs } from '../ownership/fenced-writes.js';
 import { LeanScript } from '../redis/lean-script.js';
-import { ACK_AND_RELEASE, MARK_KEY_FAILING, PARK_AND_BLOCK, RELEASE_BLOCKED_KEY, RUN_OR_HOLD } from '../redis/lua/block-key.js';
+import {
+  ACK_AND_RELEASE,
+  MARK_KEY_FAILING,
+  OPERATOR_ACK,
+  PARK_AND_BLOCK,
+  RELEASE_BLOCKED_KEY,
+  RUN_OR_HOLD,
+} from '../redis/lua/block-key.js';
 import { fenced } from '../redis/lua/fence-check.js';
 
 // The scripts of `onDeadLetter: 'block-key'` (redis/lua/block-key.ts), run only by block-key handlers
@@ -24,6 +31,7 @@ const SCRIPTS = {
   parkAndBlock: new LeanScript<string | null>(PARK_AND_BLOCK, 3),
   parkAndBlockFenced: new LeanScript<string | null | 0>(fenced(PARK_AND_BLOCK, '0'), 4),
   release: new LeanScript<[number, string]>(RELEASE_BLOCKED_KEY, 4),
+  operatorAck: new LeanScript<['gone'] | ['key', string] | ['acked'] | ['acked', string]>(OPERATOR_ACK, 3),
 };
 
 /**
@@ -144,4 +152,33 @@ export async function releaseBlockedKey(
     return { deleted: deleted === 1, released: false, busy: released.slice('busy:'.length) as 'failing' | 'releasing' };
   }
   return { deleted: deleted === 1, released: released === 'not-blocked' ? false : released || null };
+}
+
+/** What an operator's ack did: see OPERATOR_ACK. */
+export type OperatorAck =
+  /** Not pending (acked or parked meanwhile): nothing written. */
+  | { acked: false }
+  /** Acked; `key` when its ordering key's block waited for it: `released` the held copy now running, null when none waited. */
+  | { acked: true; key?: string; released?: string | null };
+
+/**
+ * An operator's ack of a pending entry (see OPERATOR_ACK): when its key's block (`onDeadLetter:
+ * 'block-key'`) waits for it, the key's next held entry is released in the same script. The key
+ * is learnt from the first answer and named in the second (its held stream is one of the script's
+ * keys, so it stays right on a cluster); an entry belongs to one key, so two runs suffice.
+ */
+export async function operatorAck(redis: Redis | Cluster, stream: string, group: string, id: string): Promise<OperatorAck> {
+  let key: string | null = null;
+  for (;;) {
+    const keys = [stream, blockedKeysKey(stream, group), heldEntriesKey(stream, group, key ?? '')];
+    const reply = await SCRIPTS.operatorAck.run(redis, [...keys, group, id, key === null ? '0' : '1', key ?? '']);
+    if (reply[0] === 'gone') return { acked: false };
+    if (reply[0] === 'acked') {
+      // A release answer comes only when the key was named (key !== null).
+      return reply.length === 2 && key !== null ? { acked: true, key, released: reply[1] || null } : { acked: true };
+    }
+    // Found under another key than named: impossible twice (the entry's key does not change).
+    if (key !== null) throw new Error(`Entry ${id} of "${stream}" group "${group}" is blocking "${key}" and "${reply[1]}"`);
+    key = reply[1];
+  }
 }

@@ -3,6 +3,8 @@ import { claimEpochKey, consumerBeatsKey, groupMembersKey, partitionOfKey } from
 import { isNoGroupError } from '../redis/errors/reply-errors.js';
 import { type XPendingRow, pairsToObject } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
+import { DeadLetterReason } from '../dead-letter-reason.js';
+import { parkAsHeld } from './entry-actions.js';
 import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 import { redisNow } from './ownership.js';
@@ -150,27 +152,37 @@ export async function deleteConsumer(
 /**
  * Moves every entry `from` holds to `to` (XCLAIM ... JUSTID in batches; delivery counts unchanged),
  * so that `from` can be deleted without losing the record of them. Each batch raises the group's
- * claim epoch in the same script, so a `from` still running acks its entries checked.
+ * claim epoch in the same script, so a `from` still running acks its entries checked. An entry
+ * whose payload was trimmed away is not moved (XCLAIM would drop it from the PEL without a trace):
+ * it becomes a `payload-trimmed` tombstone in the dead-letter stream, as the consumer's own
+ * reclaim makes it (`tombstoned`: the entry ids).
  */
 export async function handOver(
   redis: ScriptedRedis,
-  stream: string,
-  group: string,
+  where: { stream: string; group: string; deadLetterStream: string },
   from: string,
   to: string,
-): Promise<{ moved: number }> {
+): Promise<{ moved: number; tombstoned: string[] }> {
+  const { stream, group } = where;
   if (from === to) throw new OperationError('bad-request', OPERATIONS_MESSAGES.sameConsumer(from));
   let moved = 0;
+  const tombstoned: string[] = [];
   for (;;) {
     const rows = (await redis
       .xpending(stream, group, '-', '+', HAND_OVER_BATCH, from)
       .catch((err) => noGroup(err, stream, group))) as XPendingRow[];
-    if (rows.length === 0) return { moved };
+    if (rows.length === 0) return { moved, tombstoned };
     const ids = rows.map(([id]) => id);
     // Only what `from` still holds: an id another consumer reclaimed since the read (and runs) stays its own.
-    const claimed = await redis.nrsClaimFromCounted(stream, claimEpochKey(stream, group), group, from, to, ...ids);
+    const [claimed, gone] = await redis.nrsClaimFromCounted(stream, claimEpochKey(stream, group), group, from, to, ...ids);
     moved += claimed.length;
+    const trimmed = rows.filter(([id]) => gone.includes(id));
+    const error = new Error(OPERATIONS_MESSAGES.trimmedAtHandOver(from, to));
+    for (const row of trimmed) {
+      const reason = DeadLetterReason.PAYLOAD_TRIMMED;
+      if ((await parkAsHeld(redis, where, row, { reason, error })) !== null) tombstoned.push(row[0]);
+    }
     // Nothing moved: the ids left `from` meanwhile (acked, deleted or reclaimed); stop rather than spin.
-    if (claimed.length === 0) return { moved };
+    if (claimed.length === 0 && trimmed.length === 0) return { moved, tombstoned };
   }
 }

@@ -1,11 +1,13 @@
 import type { Redis } from 'ioredis';
 import { DeadLetterReason } from '../dead-letter-reason.js';
+import { operatorAck } from '../dead-letter/blocked-key-scripts.js';
 import { parkEntry as parkEntryWrite } from '../dead-letter/park-entry.js';
 import { deadLetterMetadata } from '../dead-letter/dead-letter-record.js';
 import { claimEpochKey } from '../keys/index.js';
 import { isNoGroupError } from '../redis/errors/reply-errors.js';
 import type { XPendingRow } from '../redis/replies.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
+import type { BlockedKeyRelease } from './blocked-key-release.js';
 import { type EntryPlace, fateOf } from './entry-fate.js';
 import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
@@ -60,14 +62,23 @@ async function onPendingEntry<T>(
 /**
  * Acknowledges a pending entry without running it (XACK): the group will never process it. The
  * entry must be pending, so a typo in the id does not report success; acked or parked by someone
- * else meanwhile (XACK acks nothing), it is refused as a `conflict`.
+ * else meanwhile (the script finds it no longer pending), it is refused as a `conflict`. When its
+ * ordering key's block waits for it (`onDeadLetter: 'block-key'`: a failing blocker whose retry
+ * is due, or a released or re-driven copy), the ack means "done" as the handler's own success
+ * does: the same script releases the key's next held entry (`released`), else nothing would ever
+ * free the key but a forced release.
  */
-export async function ackEntry(redis: Redis, place: EntryPlace, id: string): Promise<{ acked: string }> {
+export async function ackEntry(
+  redis: Redis,
+  place: EntryPlace,
+  id: string,
+): Promise<{ acked: string; released?: BlockedKeyRelease }> {
   const { stream, group } = place;
   if (!(await findPendingRow(redis, stream, group, id)))
     throw new OperationError('not-found', OPERATIONS_MESSAGES.notPending(stream, group, id));
-  if ((await redis.xack(stream, group, id)) === 0) return changedMeanwhile(redis, place, id, 'ack');
-  return { acked: id };
+  const done = await operatorAck(redis, stream, group, id);
+  if (!done.acked) return changedMeanwhile(redis, place, id, 'ack');
+  return done.key === undefined ? { acked: id } : { acked: id, released: { key: done.key, released: done.released ?? null } };
 }
 
 /**
@@ -85,9 +96,33 @@ export async function claimEntry(
 ): Promise<{ claimed: string; from: string; to: string }> {
   const { stream, group } = place;
   return onPendingEntry(redis, place, id, 'claim', async ([, from]) => {
-    const claimed = await redis.nrsClaimFromCounted(stream, claimEpochKey(stream, group), group, from, consumer, id);
+    const [claimed, gone] = await redis.nrsClaimFromCounted(stream, claimEpochKey(stream, group), group, from, consumer, id);
+    // Its payload is gone: XCLAIM would drop the PEL row, the only trace of it. Left as it is.
+    if (gone.length > 0) throw new OperationError('refused', OPERATIONS_MESSAGES.claimOfTrimmed(stream, group, id, from));
     return claimed.length === 0 ? null : { claimed: id, from, to: consumer };
   });
+}
+
+/**
+ * The park script run for an operator, as the PEL `row` just read says the entry is held: only
+ * while that consumer still holds it (null when not). Unfenced: the operator's decision stands
+ * over the consumer's generation. The ordering key is not known here (it is the handler's
+ * option): null has the script find the block that waits for the entry (`onDeadLetter:
+ * 'block-key'`) and name its key on the dead letter. An entry whose payload is gone becomes a
+ * `payload-trimmed` tombstone.
+ */
+export async function parkAsHeld(
+  redis: ScriptedRedis,
+  place: EntryPlace,
+  [id, consumer, , deliveries]: XPendingRow,
+  details: { reason: DeadLetterReason; error?: Error },
+): Promise<string | null> {
+  const { stream, group, deadLetterStream } = place;
+  const meta = deadLetterMetadata({ ...details, stream, id, group, consumer, deliveries: Number(deliveries) });
+  const write = { id, deadLetterStream, requireOwner: '1', metadata: meta, blockKey: null } as const;
+  const deadLetterId = await parkEntryWrite(redis, { stream, group, consumer }, write);
+  // FENCED cannot come back: the write is not fenced.
+  return typeof deadLetterId === 'string' && deadLetterId !== '' ? deadLetterId : null;
 }
 
 /**
@@ -108,20 +143,12 @@ export async function parkEntry(
   id: string,
   actor: string,
 ): Promise<{ parked: string; deadLetterId: string }> {
-  const { stream, group, deadLetterStream } = place;
-  return onPendingEntry(redis, place, id, 'park', async ([, consumer, , deliveries]) => {
-    const [entry] = await redis.xrange(stream, id, id);
+  return onPendingEntry(redis, place, id, 'park', async (row) => {
+    const [entry] = await redis.xrange(place.stream, id, id);
     const error = Object.assign(new Error(OPERATIONS_MESSAGES.parkedByOperator(actor)), { name: PARKED_BY_OPERATOR });
     const reason = entry ? DeadLetterReason.NON_RETRYABLE : DeadLetterReason.PAYLOAD_TRIMMED;
-    const meta = deadLetterMetadata({ reason, stream, id, group, consumer, deliveries: Number(deliveries), error });
-    // Unfenced: the operator's decision stands over the consumer's generation. The ordering key
-    // is not known here (it is the handler's option): null has the script find its block.
-    const deadLetterId = await parkEntryWrite(
-      redis,
-      { stream, group, consumer },
-      { id, deadLetterStream, requireOwner: '1', metadata: meta, blockKey: null },
-    );
-    // Null: no longer pending with `consumer` (FENCED cannot come back, the write is not fenced).
-    return typeof deadLetterId === 'string' && deadLetterId !== '' ? { parked: id, deadLetterId } : null;
+    // Null: no longer pending with the consumer read.
+    const deadLetterId = await parkAsHeld(redis, place, row, { reason, error });
+    return deadLetterId === null ? null : { parked: id, deadLetterId };
   });
 }

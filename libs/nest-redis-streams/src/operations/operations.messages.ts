@@ -28,6 +28,12 @@ export const OPERATIONS_MESSAGES = {
   changedMeanwhile: (action: string, stream: string, group: string, id: string, fate: string) =>
     `Entry ${id} of group "${group}" (stream "${stream}") changed while the ${action} ran, so it was not done: ${fate}. ` +
     'Look at the entry again (its history shows where it went) before acting on it.',
+  claimOfTrimmed: (stream: string, group: string, id: string, owner: string) =>
+    `Entry ${id} of group "${group}" (stream "${stream}") was not claimed: its payload is gone from the stream ` +
+    `(trimmed or deleted) and a claim would drop it from the pending list without a trace. It stays pending with ` +
+    `"${owner}"; send it to the dead-letter stream instead (park): it becomes a payload-trimmed tombstone.`,
+  trimmedAtHandOver: (from: string, to: string) =>
+    `Its payload was trimmed away while it was pending with "${from}"; found by a hand-over to "${to}".`,
   ownerKeptChanging: (action: string, stream: string, group: string, id: string, tries: number) =>
     `Entry ${id} of group "${group}" (stream "${stream}") changed owner ${tries} times while the ${action} ran ` +
     '(consumers keep reclaiming it), so it was not done. Try again, or stop the consumers first.',

@@ -398,8 +398,8 @@ export class StreamOperations {
   }
 
   handOver(actor: string, stream: string, group: string, from: string, to: string) {
-    return this.audited(actor, 'consumer.hand-over', stream, group, from, { to }, () =>
-      handOver(this.scripted, stream, group, from, to),
+    return this.audited(actor, 'consumer.hand-over', stream, group, from, { to }, ({ deadLetterStream }) =>
+      handOver(this.scripted, { stream, group, deadLetterStream }, from, to),
     );
   }
 

@@ -76,7 +76,10 @@ export interface StreamScripts {
   ): Promise<XAutoClaimJustIdReply>;
   /** XCLAIM … JUSTID (min idle 0) of whoever holds the ids, raising the claim epoch when it took anything. */
   nrsClaimCounted(stream: string, claimEpoch: string, group: string, to: string, ...ids: string[]): Promise<string[]>;
-  /** nrsClaimCounted of the ids `from` still holds, checked in the same script (operator moves). */
+  /**
+   * nrsClaimCounted of the ids `from` still holds, checked in the same script (operator moves) →
+   * [claimed, ids `from` holds whose entry is gone from the stream: left pending, not claimed].
+   */
   nrsClaimFromCounted(
     stream: string,
     claimEpoch: string,
@@ -84,7 +87,7 @@ export interface StreamScripts {
     from: string,
     to: string,
     ...ids: string[]
-  ): Promise<string[]>;
+  ): Promise<[string[], string[]]>;
   /** `metadata`: the count of metadata words, the metadata, then the fallback fields (see lua/dead-letter-if-owned.ts). */
   nrsDeadLetterIfOwned(
     stream: string,

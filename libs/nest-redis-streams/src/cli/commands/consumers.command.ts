@@ -52,11 +52,15 @@ Example: nest-redis-streams consumers orders payments --delete pod-3 --hand-over
       const heir = stringOption(parsed, 'hand-over-to');
       const moved = heir === undefined ? null : await ctx.ops.handOver(ctx.actor, stream, group, victim, heir);
       const result = await ctx.ops.deleteConsumer(ctx.actor, stream, group, victim);
-      if (ctx.json) ctx.printJson({ ...result, handedOver: moved?.moved ?? 0 });
-      else
+      const tombstoned = moved?.tombstoned ?? [];
+      if (ctx.json) ctx.printJson({ ...result, handedOver: moved?.moved ?? 0, tombstoned });
+      else {
+        // Entries trimmed away while pending are not moved: the hand-over wrote their tombstones.
+        const lost = tombstoned.length > 0 ? `${tombstoned.length} trimmed away (payload-trimmed tombstones); ` : '';
         ctx.print(
-          `${moved ? `handed ${moved.moved} entries to "${escapeControls(heir ?? '')}"; ` : ''}deleted consumer "${escapeControls(victim)}"`,
+          `${moved ? `handed ${moved.moved} entries to "${escapeControls(heir ?? '')}"; ${lost}` : ''}deleted consumer "${escapeControls(victim)}"`,
         );
+      }
       return EXIT.ok;
     }
     const consumers = await ctx.ops.consumers(stream, group);

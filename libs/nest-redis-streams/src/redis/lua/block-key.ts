@@ -13,6 +13,9 @@ import { DEAD_LETTER_IF_OWNED } from './dead-letter-if-owned.js';
  * copy may run: the old blocker's retry, or a later re-drive or discard of its dead letter, cannot
  * start a second entry of the key. `blockOf`: a record that is not the JSON written here (by hand,
  * or by a newer version) reads as a block nothing may pass, until an operator releases the key.
+ * `blockWaitingFor`: the key (and block) that waits for entry `id`, for the operator's writes,
+ * which do not know the handler's orderingKey. It reads the whole hash; a record is decoded only
+ * when it holds the id (or the dead letter a re-drive came from). Such writes are rare.
  */
 const BLOCK_HELPERS = `
 local function blockOf(hash, key)
@@ -36,6 +39,18 @@ local function mayRun(block, stream, id)
   local dl = block.deadLetter
   if block.state ~= 'parked' or type(dl) ~= 'string' or dl == '' then return false end
   return fieldOf(stream, id, 'nrs:redriven_from') == dl
+end
+local function blockWaitingFor(hash, stream, id)
+  local from = fieldOf(stream, id, 'nrs:redriven_from')
+  local all = redis.call('HGETALL', hash)
+  for i = 1, #all - 1, 2 do
+    local raw = all[i + 1]
+    if string.find(raw, id, 1, true) or (from ~= '' and string.find(raw, from, 1, true)) then
+      local ok, b = pcall(cjson.decode, raw)
+      if ok and type(b) == 'table' and mayRun(b, stream, id) then return all[i], b end
+    end
+  end
+  return nil, nil
 end
 local function owns(stream, group, consumer, id)
   local row = redis.call('XPENDING', stream, group, id, id, 1)[1]
@@ -130,26 +145,19 @@ return 'blocked'`;
  * stream, KEYS[2] dead-letter stream, KEYS[3] blocked-keys hash; ARGV[1] '1' when the ordering key
  * is known, '0' when not, ARGV[2] the key (any string, '' included; ignored with '0'). The key is
  * unknown for a payload trimmed or undecodable, and for an operator's park (the operations layer
- * does not know the handler's orderingKey): then the blocks are searched for one this entry is the
- * blocker or released copy of, and the dead letter gets that key's `nrs:blocked_key`, so that its
- * re-drive passes the block and its discard releases the key. Found nowhere, the entry blocks no
- * key and is parked as any other. Such parks are rare; the search reads the whole hash (a record
- * is decoded only when it holds the id). "Known" is a flag of its own, not a key value that
- * means "none": every string is a real key, the empty one too.
+ * does not know the handler's orderingKey): then the blocks are searched for one that waits for
+ * this entry (blockWaitingFor: its blocker, released copy, or the re-drive of its dead letter), and
+ * the dead letter gets that key's `nrs:blocked_key`, so that its re-drive passes the block and its
+ * discard releases the key. Found nowhere, the entry blocks no key and is parked as any other.
+ * "Known" is a flag of its own, not a key value that means "none": every string is a real key,
+ * the empty one too.
  * One script: a crash between park and block would leave a block its re-drive cannot recognise.
  */
 export const PARK_AND_BLOCK = `${BLOCK_HELPERS}
 local keyKnown = table.remove(ARGV, 1) == '1'
 local blockKey = table.remove(ARGV, 1)
 if not keyKnown then
-  blockKey = nil
-  local all = redis.call('HGETALL', KEYS[3])
-  for i = 1, #all - 1, 2 do
-    if string.find(all[i + 1], ARGV[3], 1, true) then
-      local ok, b = pcall(cjson.decode, all[i + 1])
-      if ok and type(b) == 'table' and (b.entry == ARGV[3] or b.current == ARGV[3]) then blockKey = all[i] end
-    end
-  end
+  blockKey = blockWaitingFor(KEYS[3], KEYS[1], ARGV[3])
   if blockKey ~= nil then
     table.insert(ARGV, 6, blockKey)
     table.insert(ARGV, 6, 'nrs:blocked_key')
@@ -191,6 +199,33 @@ if block and mayRun(block, KEYS[1], ARGV[3]) then
 end
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
 return released`;
+
+/**
+ * An operator's ack (StreamOperations.ack, the console) of a pending entry, whoever holds it. The
+ * operations layer does not know the handler's orderingKey, so the blocks are searched for one
+ * that waits for this entry (blockWaitingFor); when found, the ack says "this entry is done" as
+ * the consumer's own success does (ACK_AND_RELEASE): the key's next held entry is released in the
+ * same script, or the key freed, instead of a block waiting for a retry that never comes.
+ * KEYS[1] stream, KEYS[2] blocked-keys hash, KEYS[3] the held stream of the key named in ARGV
+ * (touched only when it is the key found); ARGV group, id, '1' when a key is named ('0' when
+ * not), the key → {'gone'}: not pending (acked or parked meanwhile), nothing written;
+ * {'key', k}: key k's block waits for the entry but another key (or none) was named: nothing
+ * written, run again naming k (its held stream must be one of the script's keys); {'acked'}: no
+ * block waited for it; {'acked', released}: the key's block did, and released is the copy of its
+ * next held entry now in the stream ('' when none waited: the key is free). Release first, ack
+ * last, as in ACK_AND_RELEASE.
+ */
+export const OPERATOR_ACK = `${BLOCK_HELPERS}
+if not redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)[1] then return {'gone'} end
+local key, block = blockWaitingFor(KEYS[2], KEYS[1], ARGV[2])
+if key == nil then
+  redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+  return {'acked'}
+end
+if ARGV[3] ~= '1' or key ~= ARGV[4] then return {'key', key} end
+local released = releaseNext(KEYS[1], KEYS[2], KEYS[3], ARGV[1], key, block)
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+return {'acked', released}`;
 
 /**
  * An operator releases a blocked key. KEYS[1] stream, KEYS[2] blocked-keys hash, KEYS[3] the key's

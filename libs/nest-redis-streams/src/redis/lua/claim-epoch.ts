@@ -82,31 +82,41 @@ local reply = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[
 if #reply[2] > 0 or #(reply[3] or {}) > 0 then bumpClaimEpoch(KEYS[2]) end
 return reply`;
 
-/** Lua: `claimCounted(group, to, ids)` XCLAIM … JUSTID (min idle 0) of KEYS[1], raising the epoch in KEYS[2]. */
+/**
+ * Lua: `claimCounted(group, to, ids)` XCLAIM … JUSTID (min idle 0) of KEYS[1], raising the epoch in
+ * KEYS[2] → the ids claimed, and the ids left alone because their entry is gone from the stream
+ * (trimmed, XDEL). XCLAIM would drop those from the PEL without a word (Redis 7.0+, Valkey too),
+ * and the PEL row is the only record that they were never handled: the caller writes their
+ * `payload-trimmed` tombstone (the park script) or refuses, and nothing vanishes.
+ */
 const CLAIM_AND_COUNT = `${BUMP_CLAIM_EPOCH}
 local function claimCounted(group, to, ids)
-  if #ids == 0 then return {} end
-  local args = {'XCLAIM', KEYS[1], group, to, 0}
-  for i = 1, #ids do args[#args + 1] = ids[i] end
+  local args, gone = {'XCLAIM', KEYS[1], group, to, 0}, {}
+  for i = 1, #ids do
+    if redis.call('XRANGE', KEYS[1], ids[i], ids[i])[1] then args[#args + 1] = ids[i] else gone[#gone + 1] = ids[i] end
+  end
+  if #args == 5 then return {}, gone end
   args[#args + 1] = 'JUSTID'
   local claimed = redis.call(unpack(args))
   if #claimed > 0 then bumpClaimEpoch(KEYS[2]) end
-  return claimed
+  return claimed, gone
 end
 `;
 
 /**
  * XCLAIM … JUSTID (min idle 0) of whoever holds the ids, raising the claim epoch when it took
- * anything. KEYS[1] stream, KEYS[2] claim epoch hash; ARGV group, new owner, ids… → the ids claimed.
+ * anything. KEYS[1] stream, KEYS[2] claim epoch hash; ARGV group, new owner, ids… → the ids
+ * claimed (an id whose entry is gone from the stream stays pending where it was: see claimCounted).
  */
 export const CLAIM_COUNTED = `${CLAIM_AND_COUNT}
-return claimCounted(ARGV[1], ARGV[2], {unpack(ARGV, 3)})`;
+return (claimCounted(ARGV[1], ARGV[2], {unpack(ARGV, 3)}))`;
 
 /**
  * CLAIM_COUNTED of the ids `from` still holds: the console's and CLI's moves of entries between
  * consumers. Their owner is read before the move, and the claim must not take an entry that
  * another consumer reclaimed (and runs) or that left the PEL since: checked in the same script.
- * KEYS[1] stream, KEYS[2] claim epoch hash; ARGV group, from, new owner, ids… → the ids claimed.
+ * KEYS[1] stream, KEYS[2] claim epoch hash; ARGV group, from, new owner, ids… → {ids claimed,
+ * ids `from` still holds whose entry is gone from the stream (not claimed: see claimCounted)}.
  */
 export const CLAIM_FROM_COUNTED = `${CLAIM_AND_COUNT}
 local held = {}
@@ -114,7 +124,8 @@ for i = 4, #ARGV do
   local row = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)[1]
   if row and row[2] == ARGV[2] then held[#held + 1] = ARGV[i] end
 end
-return claimCounted(ARGV[1], ARGV[3], held)`;
+local claimed, gone = claimCounted(ARGV[1], ARGV[3], held)
+return {claimed, gone}`;
 
 /**
  * XGROUP SETID that raises the claim epoch: moved back, the group's next `>` reads deliver entries
