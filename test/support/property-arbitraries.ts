@@ -83,6 +83,19 @@ export const u64 = fc.oneof(
 );
 
 /** A stream id as Redis writes it (`<ms>-<seq>`, no leading zeros), with both parts. */
-export const streamIdParts = fc.tuple(u64, u64).map(([ms, seq]) => ({ ms, seq, id: `${ms}-${seq}` }));
+export const streamIdParts = fc
+  .oneof(
+    fc.tuple(u64, u64),
+    // The first and last ids, and the ends of a millisecond: rare in random pairs, so drawn on purpose.
+    fc.constantFrom<[bigint, bigint]>(
+      [0n, 0n],
+      [0n, 1n],
+      [MAX_U64, MAX_U64],
+      [MAX_U64, 0n],
+      [1n, MAX_U64],
+      [MAX_U64 - 1n, MAX_U64],
+    ),
+  )
+  .map(([ms, seq]) => ({ ms, seq, id: `${ms}-${seq}` }));
 
 export { fc };
