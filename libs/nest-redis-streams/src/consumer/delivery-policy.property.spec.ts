@@ -1,4 +1,4 @@
-import { fc } from '../../../../test/support/property-arbitraries';
+import { fc } from '../../../../test/support/property-arbitraries.js';
 import { DeadLetterReason } from '../dead-letter-reason.js';
 import { EventInProgressError } from '../errors/event-in-progress.error.js';
 import { NonRetryableError } from '../errors/non-retryable.error.js';

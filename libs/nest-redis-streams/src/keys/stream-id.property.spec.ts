@@ -1,4 +1,4 @@
-import { fc, MAX_U64, streamIdParts } from '../../../../test/support/property-arbitraries';
+import { fc, MAX_U64, streamIdParts } from '../../../../test/support/property-arbitraries.js';
 import { endBefore, MAX_ID_PART, startAfter } from './stream-range.js';
 import { compareEntryIds, compareStreamIds, minStreamId, nextStreamId } from './stream-id.js';
 

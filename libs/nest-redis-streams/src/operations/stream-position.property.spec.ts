@@ -1,4 +1,4 @@
-import { fc, hostileString, hugeString, MAX_U64, streamIdParts } from '../../../../test/support/property-arbitraries';
+import { fc, hostileString, hugeString, MAX_U64, streamIdParts } from '../../../../test/support/property-arbitraries.js';
 import { compareStreamIds, nextStreamId } from '../keys/stream-id.js';
 import { OperationError } from './errors/operation.error.js';
 import { decodeSearchCursor, encodeSearchCursor, SEARCH_DONE, type SearchCursorState } from './search-cursor.js';
