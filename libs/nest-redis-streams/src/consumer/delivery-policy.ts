@@ -169,6 +169,8 @@ export function retryBackoff(deliveries: number, deferred: boolean, budget: Deli
  */
 function retryLater(entry: FailedEntryState, delayMs: number, retryAt: number, budget: DeliveryBudget): FailureDecision {
   if (delayMs > budget.minIdleTimeMs) return { action: 'reschedule', retryAt };
-  const backoffMs = Math.max(0, delayMs);
+  // Whole milliseconds, never earlier than asked: XCLAIM's IDLE refuses a fraction ("Invalid IDLE
+  // option argument"), and an RPC-shaped RetryLater can carry any number.
+  const backoffMs = Math.max(0, Math.ceil(delayMs));
   return { action: 'retry', idleMs: budget.minIdleTimeMs - backoffMs, retryCount: Math.max(0, entry.deliveries - 1), backoffMs };
 }

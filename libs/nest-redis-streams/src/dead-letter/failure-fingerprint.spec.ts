@@ -12,6 +12,8 @@ describe('normaliseFailureMessage', () => {
     ['bad pointer 0xDEADBEEF', 'bad pointer <hex>'],
     ['object 65a1f0c2e4b0a1b2c3d4e5f6 locked', 'object <hex> locked'],
     ['customer cus_8f3k2Lq refused', 'customer <id> refused'],
+    // Found by failure-fingerprint.property.spec.ts: 1000ms folded to <id>, 5ms to <n>ms.
+    ['timeout after 1000ms, 5ms, -20s and 12KB', 'timeout after <n>ms, <n>ms, -<n>s and <n>KB'],
     ['timeout after 1,500.25 ms', 'timeout after <n> ms'],
     ['  spaced\n\tout  ', 'spaced out'],
     ['order 12345678 failed', 'order <n> failed'],

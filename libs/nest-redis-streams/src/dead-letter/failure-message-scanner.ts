@@ -50,7 +50,8 @@ const isDigit = (c: string | undefined) => c !== undefined && DIGIT.test(c);
  * `‘…’`) → `<q>`, where an apostrophe between two letters is part of the word (`can't`,
  * `O'Brien`) and one right after a word opens nothing (`users'`); e-mail addresses → `<email>`;
  * UUIDs → `<uuid>`; stream ids (10+ digits, `-`, digits) → `<id>`; `0x` hex and hex runs of 8 or
- * more holding a digit → `<hex>`; words of 4+ characters mixing letters and digits → `<id>`;
+ * more holding a digit → `<hex>`; a number with a unit of up to 5 letters (`1000ms`) → `<n>ms`;
+ * other words of 4+ characters mixing letters and digits → `<id>`;
  * numbers (with a sign where no word precedes it, and `.`/`,` groups) → `<n>`. Whitespace runs
  * become one space. A quote that does not close is a character like any other, unless the message
  * was cut: then its value ran past the cut and it folds to the end.
@@ -198,6 +199,9 @@ class Scanner {
     // Hex of 8 or more holding a digit and a letter (hashes, object ids); digits alone are a number.
     if (word.length >= 8 && /^[0-9a-fA-F]+$/.test(word) && /[0-9]/.test(word) && /[a-fA-F]/.test(word))
       return { text: '<hex>', end };
+    // A number with its unit (`5ms`, `1000ms`, `12KB`) folds its digits only: as an id it would make
+    // `timeout after 5ms` and `timeout after 1000ms` two causes.
+    if (/^[0-9]+[A-Za-z]{1,5}$/.test(word)) return null;
     if (word.length >= 4 && /[A-Za-z_]/.test(word) && /[0-9]/.test(word)) return { text: '<id>', end };
     return null;
   }

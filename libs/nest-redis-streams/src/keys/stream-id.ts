@@ -40,10 +40,15 @@ export function compareEntryIds(a: string, b: string): number {
   return 0;
 }
 
-/** The smallest id after `id`: what `XTRIM MINID` needs to remove `id` and everything before it. */
+/**
+ * The smallest id after `id`: what `XTRIM MINID` needs to remove `id` and everything before it.
+ * No id follows the last one (2^64-1 on both sides): it is returned itself, since Redis refuses
+ * any id past it, and a trim that keeps that one entry is safe where one that fails trims nothing.
+ */
 export function nextStreamId(id: string): string {
   const [ms, seq] = parse(id);
-  return seq === MAX_PART ? `${ms + 1n}-0` : `${ms}-${seq + 1n}`;
+  if (seq !== MAX_PART) return `${ms}-${seq + 1n}`;
+  return ms === MAX_PART ? `${ms}-${seq}` : `${ms + 1n}-0`;
 }
 
 /** The earlier of two ids. */

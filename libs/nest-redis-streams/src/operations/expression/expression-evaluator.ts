@@ -66,11 +66,35 @@ function resolve(path: PathNode, scope: SearchScope): unknown {
   return value;
 }
 
-/** A finite number, or a string that is one written plainly (`"100"`, `"-2.5"`); else NaN. */
+/** A finite number, or a string that is one written plainly (`"100"`, `"-2.5"`, `"1e3"`); else NaN. */
 function numeric(value: unknown): number {
   if (typeof value === 'number') return value;
-  if (typeof value !== 'string' || value.trim() === '' || value.length > 32) return Number.NaN;
+  if (typeof value !== 'string' || value.length > 32 || !isDecimal(value)) return Number.NaN;
   return Number(value);
+}
+
+/**
+ * Whether `text` is a decimal number (sign, digits with one optional point, optional exponent),
+ * read in one pass: Number() alone also takes `0x10`, `0b1`, `Infinity` and padded text, which
+ * "a string holding a number" does not mean (and no regular expression runs over values).
+ */
+function isDecimal(text: string): boolean {
+  let i = text[0] === '+' || text[0] === '-' ? 1 : 0;
+  let digits = 0;
+  let point = false;
+  for (; i < text.length; i++) {
+    const c = text[i];
+    if (c >= '0' && c <= '9') digits++;
+    else if (c === '.' && !point) point = true;
+    else break;
+  }
+  if (digits === 0) return false;
+  if (i === text.length) return true;
+  if (text[i] !== 'e' && text[i] !== 'E') return false;
+  i += text[i + 1] === '+' || text[i + 1] === '-' ? 2 : 1;
+  if (i === text.length) return false;
+  for (; i < text.length; i++) if (text[i] < '0' || text[i] > '9') return false;
+  return true;
 }
 
 /** Same type and value, or a number and a string holding that number (fields are always strings). */

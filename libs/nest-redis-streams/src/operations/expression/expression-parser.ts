@@ -159,11 +159,13 @@ class Parser {
     }
   }
 
+  /** Counts a node built; past `maxNodes`, refuses naming the column it had reached. */
   private count<T>(node: T): T {
     if (++this.nodes > EXPRESSION_LIMITS.maxNodes)
       throw new OperationError(
         'bad-request',
-        `Search expression has more than ${EXPRESSION_LIMITS.maxNodes} parts; split the search or simplify the condition.`,
+        `Search expression has more than ${EXPRESSION_LIMITS.maxNodes} parts (at column ${this.peek().column}); ` +
+          'split the search or simplify the condition.',
       );
     return node;
   }

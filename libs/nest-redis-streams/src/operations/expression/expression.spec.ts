@@ -52,6 +52,9 @@ describe('search expressions', () => {
     ['payload.tags.length == 2', true],
     ['"a" == "a"', true],
     ['payload.total > "abc"', false],
+    // Found by expression.property.spec.ts: Number() read these as numbers.
+    ['"0x10" == 16 || "0b1" == 1 || "Infinity" > 1 || " 7" == 7', false],
+    ['"1e1" == 10 && "-2.5" < 0 && "+3" == 3', true],
   ])('%s → %s', (expression, expected) => {
     expect(holds(expression)).toBe(expected);
   });
@@ -92,7 +95,9 @@ describe('search expressions', () => {
     expect(refusal(`${'('.repeat(5_000)}payload.a${')'.repeat(5_000)}`)).toMatch(/characters long; the limit is 2000/);
     expect(refusal(`${'('.repeat(500)}payload.a${')'.repeat(500)}`)).toMatch(/nesting deeper than 24 levels/);
     expect(refusal(`${'!'.repeat(400)}payload.a`)).toMatch(/nesting deeper than 24 levels/);
-    expect(refusal(Array.from({ length: 150 }, (_, i) => `id==${i}`).join('||'))).toMatch(/more than 200 parts/);
+    expect(refusal(Array.from({ length: 150 }, (_, i) => `id==${i}`).join('||'))).toMatch(
+      /more than 200 parts \(at column \d+\)/,
+    );
     expect(refusal(`payload.a == "${'x'.repeat(3_000)}"`)).toMatch(/the limit is 2000/);
     expect(refusal(`payload.a in [${Array.from({ length: 150 }, (_, i) => i).join(',')}]`)).toMatch(/at most 100 items/);
     expect(refusal(`payload${'.a'.repeat(20)} == 1`)).toMatch(/longer than 16 segments/);
