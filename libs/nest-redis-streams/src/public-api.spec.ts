@@ -12,6 +12,7 @@ const PUBLIC_RUNTIME_EXPORTS: Record<string, { module: object; names: string[] }
       'AuditIncompleteError',
       'AuditLog',
       'CLIENT_DEFAULTS',
+      'CanaryRunningError',
       'ClientClosedError',
       'ConnectionFailedError',
       'DEAD_LETTER_SUFFIX',
