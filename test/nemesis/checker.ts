@@ -94,7 +94,7 @@ export function check(history: HistoryRecord[], final: FinalState, maxDeliveries
       const starts = mine.filter((r) => r.kind === 'start' && r.entryId === park.originalId).length;
       const born = produced.find((p) => p.eventId === park.eventId)?.wall ?? 0;
       const kills = faults.filter(
-        (f) => f.kind === 'fault' && /^sigkill /.test(f.detail ?? '') && f.wall >= born && f.wall <= park.parkedAt,
+        (f) => f.kind === 'fault' && (f.detail ?? '').startsWith('sigkill ') && f.wall >= born && f.wall <= park.parkedAt,
       ).length;
       if (starts + kills < maxDeliveries)
         violations.push({
