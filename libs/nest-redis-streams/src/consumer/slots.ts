@@ -17,6 +17,7 @@ import { FifoQueue } from './fifo-queue.js';
 import { HeldEntry } from './held-entry.js';
 import { HeldEntries } from './held-entries.js';
 import { ReadAhead } from './read-ahead.js';
+import { StartsInOrder } from './starts-in-order.js';
 import type { EpochListener, OwnershipGate } from './ownership-gate.js';
 import type { EntrySink } from './read-gate.interface.js';
 import type { SettleOutcome } from './slot-owner.interface.js';
@@ -49,6 +50,8 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
   private stopping = false;
   private idle: (() => void) | null = null;
   private readonly dispatcher: EntryDispatcher;
+  /** Entries reach the dispatcher in the order they took a slot, counted on start or not. */
+  private readonly starts = new StartsInOrder((entry) => this.dispatch(entry));
   /** Batch handlers: forms the batches and starts them (undefined: one entry per call). */
   private readonly batches?: BatchRunner;
   private readonly gate: OwnershipGate;
@@ -205,11 +208,12 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
   private run(entry: HeldEntry): void {
     this.running++;
     entry.startedAt = Date.now();
-    if (entry.countOnStart) {
-      this.countDeliveryThenDispatch(entry).catch((err: unknown) => this.settledUnexpectedly(entry, err));
-      return;
-    }
-    this.dispatch(entry);
+    if (!entry.countOnStart) return this.starts.next(entry);
+    const counted = this.starts.reserve(entry);
+    this.countDelivery(entry).then(counted, (err: unknown) => {
+      this.settledUnexpectedly(entry, err);
+      counted(false);
+    });
   }
 
   private dispatch(entry: HeldEntry): void {
@@ -224,25 +228,30 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
   /**
    * A replayed entry's delivery is counted in Redis before its handler starts, so an entry that
    * ends the process on every run still reaches maxDeliveries and is parked (and one that was
-   * only read ahead is counted once, when it really runs).
+   * only read ahead is counted once, when it really runs). Resolves whether it may start now
+   * (false: settled without starting).
    */
-  private async countDeliveryThenDispatch(entry: HeldEntry): Promise<void> {
+  private async countDelivery(entry: HeldEntry): Promise<boolean> {
     // Both at once: a hand-back while the count is in flight restores the count before it.
     entry.countOnStart = false;
     const next = (entry.deliveries = deliveryOnStart(entry.deliveries));
     if (countsInRedisOnStart(entry.fields, next, this.subscription.options)) {
       const claimed = await this.writes.countDelivery([entry.id], next);
       // The lease had run out by Redis' clock: not started, pending for the partition's owner.
-      if (claimed === FENCED) return this.settled(entry, 'unstarted');
+      if (claimed === FENCED) {
+        this.settled(entry, 'unstarted');
+        return false;
+      }
       const [lost, trimmed] = claimed;
       if (lost.length > 0) {
         // Acked, parked or taken over since the replay read it: not this consumer's to run.
         entry.markLost();
-        return this.settled(entry, 'lost');
+        this.settled(entry, 'lost');
+        return false;
       }
       if (trimmed.length > 0) entry.trimmed = true;
     }
-    this.dispatch(entry);
+    return true;
   }
 
   settledUnexpectedly(entry: HeldEntry, err: unknown): void {
