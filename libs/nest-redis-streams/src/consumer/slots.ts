@@ -20,6 +20,7 @@ import { ReadAhead } from './read-ahead.js';
 import { StartsInOrder } from './starts-in-order.js';
 import type { EpochListener, OwnershipGate } from './ownership-gate.js';
 import type { EntrySink } from './read-gate.interface.js';
+import type { StreamEntryReply } from '../redis/replies.js';
 import type { SettleOutcome } from './slot-owner.interface.js';
 import { UnstartedDeliveries } from './unstarted-deliveries.js';
 import { waitForSignal } from './wait-for-signal.js';
@@ -59,6 +60,8 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
   private readonly acks: AckBatcher;
   /** Exclusive ownership: the counts to give back to entries the gate refused (see UnstartedDeliveries). */
   private readonly unstarted = new UnstartedDeliveries();
+  /** Read during a hand-over and dropped: handed back by it (see takeDroppedInHandOver). */
+  private readonly droppedInHandOver: HeldEntry[] = [];
   /** How many entries may be held at once: prefetchCount, or sized by the handler's pace. */
   private readonly readAhead: ReadAhead;
   readonly stream: string;
@@ -328,8 +331,19 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
   }
 
   /** EntrySink: entries a read counted a delivery of, dropped with the reply's older epoch. */
-  dropped(ids: readonly string[]): void {
-    for (const id of ids) this.unstarted.remember(id, 1, 0);
+  dropped(rows: readonly StreamEntryReply[]): void {
+    for (const [id, fields] of rows) {
+      this.unstarted.remember(id, 1, 0);
+      if (this.gate.isHandingOver) this.droppedInHandOver.push(new HeldEntry(id, fields, 1, this));
+    }
+  }
+
+  /**
+   * Entries a read answered during the hand-over brought and that were dropped: the hand-over
+   * gives them back with the rest (see ConsumerEngine.handOver). Taken once.
+   */
+  takeDroppedInHandOver(): HeldEntry[] {
+    return this.droppedInHandOver.splice(0);
   }
 
   /**
