@@ -64,7 +64,7 @@ export class ReadLoop implements EpochListener {
   /** The claim epoch the read in flight was stamped with, given to what it returns. */
   private readUnder = '';
   private warnedOldClaimMark = false;
-  /** The fenced read in flight, if any: a hand-over waits for its answer (see readAnswered). */
+  /** The fenced read in flight (null when none): a hand-over waits for its answer (see readAnswered). */
   private fencedRead: Promise<unknown> | null = null;
   /** When the next CLAIM read is due (see readClaiming). */
   private nextClaimReadAt = 0;
@@ -329,14 +329,15 @@ export class ReadLoop implements EpochListener {
   }
 
   /**
-   * Resolves once the fenced read in flight (if any) was answered and its reply handled, or after
-   * `timeoutMs`. A hand-over waits for it: what a read answered after the hand-over began brought
-   * is dropped, and handed back while the partition is still held (see ConsumerEngine.handOver).
+   * Resolves once the fenced read in flight was answered and its reply handled, or after
+   * `timeoutMs`; undefined when none is in flight, so an idle partition's hand-over adds no turn.
+   * A hand-over waits for it: what a read answered after the hand-over began brought is dropped,
+   * and handed back while the partition is still held (see ConsumerEngine.handOver).
    */
-  async readAnswered(timeoutMs: number): Promise<void> {
+  readAnswered(timeoutMs: number): Promise<void> | undefined {
     const read = this.fencedRead;
-    if (read === null) return;
-    await waitForSignal((resolve) => void read.then(resolve, resolve), timeoutMs);
+    if (read === null) return undefined;
+    return waitForSignal((resolve) => void read.then(resolve, resolve), timeoutMs);
   }
 
   private async readFenced(reader: PartitionReader, room: number): Promise<void> {
@@ -355,6 +356,7 @@ export class ReadLoop implements EpochListener {
       if (typeof read === 'object') takeRows(read.entries, this.acceptRead);
     } finally {
       // What the reply brought is taken in or dropped: a hand-over waiting for it may go on.
+      this.fencedRead = null;
       handled();
     }
     if (read === 'refused') return this.waitForOwnership(); // the coordinator finds out why
