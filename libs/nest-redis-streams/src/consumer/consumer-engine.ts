@@ -295,6 +295,12 @@ export class ConsumerEngine implements ConsumerView, RecoveryTarget, OwnedPartit
     // Still held (renewals go on during a hand-over): acks refused in a stall go out once more.
     this.acks.retryRefused();
     await this.acks.drain();
+    // A read answered after the hand-over began brought entries that were dropped with a delivery
+    // counted: given back here while the partition is still held, the next owner takes them over
+    // as never delivered (its takeover counts nothing). Waited for no longer than a lease.
+    const answered = this.loop.readAnswered(this.subscription.options.exclusive?.leaseMs ?? 0);
+    if (answered) await answered;
+    unstarted.push(...this.slots.takeDroppedInHandOver());
     if (unstarted.length > 0) await this.parking.release(unstarted);
     this.rt.logger.log(CONSUMER_MESSAGES.partitionsHandedOver(this.stream, this.group, unstarted.length));
   }

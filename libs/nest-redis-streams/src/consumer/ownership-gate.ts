@@ -94,6 +94,11 @@ export class OwnershipGate implements ReadGate {
     this.takeoverDue = true;
   }
 
+  /** A cooperative hand-over is under way: the partition is still held, and given up next. */
+  get isHandingOver(): boolean {
+    return this.handingOver;
+  }
+
   /** OwnedPartition: a cooperative hand-over begins: nothing new is read or started. */
   beginHandOver(): void {
     this.handingOver = true;

@@ -1,4 +1,5 @@
 import type { PartitionFence } from '../ownership/partition-fence.js';
+import type { StreamEntryReply } from '../redis/replies.js';
 
 /** What the read loop asks before it reads and checks every reply against (see OwnershipGate). */
 export interface ReadGate {
@@ -37,9 +38,11 @@ export interface EntrySink {
   /**
    * Exclusive ownership: new entries a read counted a delivery of and that were not taken in (its
    * reply came under an older epoch). They stay pending with that count, which their replay here
-   * gives back (see UnstartedDeliveries).
+   * gives back (see UnstartedDeliveries). Answered during a cooperative hand-over, they are
+   * handed back with the rest (see droppedInHandOver), their count given back while the partition
+   * is still held: the next owner takes them over as never delivered.
    */
-  dropped(ids: readonly string[]): void;
+  dropped(rows: readonly StreamEntryReply[]): void;
   /** Ids held now (running, waiting), for filtering many at once. */
   heldIds(): Set<string>;
   /** Whether an entry with this id is held. */

@@ -13,7 +13,7 @@ import { CONSUMER_MESSAGES } from './consumer.messages.js';
 import type { ConsumerRuntime } from './consumer-runtime.interface.js';
 import { heldCountOfClaimRead } from './delivery-policy.js';
 import type { EpochListener } from './ownership-gate.js';
-import type { PartitionReader } from './partition-reader.js';
+import type { FencedRead, PartitionReader } from './partition-reader.js';
 import type { EntrySink, ReadGate } from './read-gate.interface.js';
 import { waitForSignal } from './wait-for-signal.js';
 
@@ -64,6 +64,8 @@ export class ReadLoop implements EpochListener {
   /** The claim epoch the read in flight was stamped with, given to what it returns. */
   private readUnder = '';
   private warnedOldClaimMark = false;
+  /** The fenced read in flight (null when none): a hand-over waits for its answer (see readAnswered). */
+  private fencedRead: Promise<unknown> | null = null;
   /** When the next CLAIM read is due (see readClaiming). */
   private nextClaimReadAt = 0;
   /** The reader, sending the trim-gap audit ahead of its read (see auditBeforeRead); null where it cannot. */
@@ -326,18 +328,38 @@ export class ReadLoop implements EpochListener {
     this.replayOwnPending = true;
   }
 
+  /**
+   * Resolves once the fenced read in flight was answered and its reply handled, or after
+   * `timeoutMs`; undefined when none is in flight, so an idle partition's hand-over adds no turn.
+   * A hand-over waits for it: what a read answered after the hand-over began brought is dropped,
+   * and handed back while the partition is still held (see ConsumerEngine.handOver).
+   */
+  readAnswered(timeoutMs: number): Promise<void> | undefined {
+    const read = this.fencedRead;
+    if (read === null) return undefined;
+    return waitForSignal((resolve) => void read.then(resolve, resolve), timeoutMs);
+  }
+
   private async readFenced(reader: PartitionReader, room: number): Promise<void> {
     const epoch = this.gate.epoch;
     this.readUnder = this.sink.claimEpoch;
-    const read = await reader.read(room);
-    if (read === 'not-held') return;
-    this.lastReadAt = Date.now();
+    let handled!: () => void;
+    this.fencedRead = new Promise<void>((resolve) => (handled = resolve));
+    let read: FencedRead;
+    try {
+      read = await reader.read(room);
+      if (read !== 'not-held') this.lastReadAt = Date.now();
+      // Answered after a hand-over, a loss or a new grant: what it read stays pending, for the
+      // takeover of whoever owns the partition now (this instance included), which runs it in
+      // order. Taken in, it would start before the entries pending ahead of it.
+      if (typeof read === 'object' && !this.gate.isCurrent(epoch)) return this.sink.dropped(read.entries);
+      if (typeof read === 'object') takeRows(read.entries, this.acceptRead);
+    } finally {
+      // What the reply brought is taken in or dropped: a hand-over waiting for it may go on.
+      this.fencedRead = null;
+      handled();
+    }
     if (read === 'refused') return this.waitForOwnership(); // the coordinator finds out why
-    // Answered after a hand-over, a loss or a new grant: what it read stays pending, for the
-    // takeover of whoever owns the partition now (this instance included), which runs it in
-    // order. Taken in, it would start before the entries pending ahead of it.
-    if (!this.gate.isCurrent(epoch)) return this.sink.dropped(read.entries.map(([id]) => id));
-    if (read.entries.length === 0) return reader.waitForNew(read.lastId);
-    takeRows(read.entries, this.acceptRead);
+    if (read !== 'not-held' && read.entries.length === 0) return reader.waitForNew(read.lastId);
   }
 }

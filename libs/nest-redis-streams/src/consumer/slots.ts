@@ -17,8 +17,10 @@ import { FifoQueue } from './fifo-queue.js';
 import { HeldEntry } from './held-entry.js';
 import { HeldEntries } from './held-entries.js';
 import { ReadAhead } from './read-ahead.js';
+import { StartsInOrder } from './starts-in-order.js';
 import type { EpochListener, OwnershipGate } from './ownership-gate.js';
 import type { EntrySink } from './read-gate.interface.js';
+import type { StreamEntryReply } from '../redis/replies.js';
 import type { SettleOutcome } from './slot-owner.interface.js';
 import { UnstartedDeliveries } from './unstarted-deliveries.js';
 import { waitForSignal } from './wait-for-signal.js';
@@ -49,6 +51,8 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
   private stopping = false;
   private idle: (() => void) | null = null;
   private readonly dispatcher: EntryDispatcher;
+  /** Entries reach the dispatcher in the order they took a slot, counted on start or not. */
+  private readonly starts = new StartsInOrder((entry) => this.dispatch(entry));
   /** Batch handlers: forms the batches and starts them (undefined: one entry per call). */
   private readonly batches?: BatchRunner;
   private readonly gate: OwnershipGate;
@@ -56,6 +60,8 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
   private readonly acks: AckBatcher;
   /** Exclusive ownership: the counts to give back to entries the gate refused (see UnstartedDeliveries). */
   private readonly unstarted = new UnstartedDeliveries();
+  /** Read during a hand-over and dropped: handed back by it (see takeDroppedInHandOver). */
+  private readonly droppedInHandOver: HeldEntry[] = [];
   /** How many entries may be held at once: prefetchCount, or sized by the handler's pace. */
   private readonly readAhead: ReadAhead;
   readonly stream: string;
@@ -205,11 +211,12 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
   private run(entry: HeldEntry): void {
     this.running++;
     entry.startedAt = Date.now();
-    if (entry.countOnStart) {
-      this.countDeliveryThenDispatch(entry).catch((err: unknown) => this.settledUnexpectedly(entry, err));
-      return;
-    }
-    this.dispatch(entry);
+    if (!entry.countOnStart) return this.starts.next(entry);
+    const counted = this.starts.reserve(entry);
+    this.countDelivery(entry).then(counted, (err: unknown) => {
+      this.settledUnexpectedly(entry, err);
+      counted(false);
+    });
   }
 
   private dispatch(entry: HeldEntry): void {
@@ -224,25 +231,30 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
   /**
    * A replayed entry's delivery is counted in Redis before its handler starts, so an entry that
    * ends the process on every run still reaches maxDeliveries and is parked (and one that was
-   * only read ahead is counted once, when it really runs).
+   * only read ahead is counted once, when it really runs). Resolves whether it may start now
+   * (false: settled without starting).
    */
-  private async countDeliveryThenDispatch(entry: HeldEntry): Promise<void> {
+  private async countDelivery(entry: HeldEntry): Promise<boolean> {
     // Both at once: a hand-back while the count is in flight restores the count before it.
     entry.countOnStart = false;
     const next = (entry.deliveries = deliveryOnStart(entry.deliveries));
     if (countsInRedisOnStart(entry.fields, next, this.subscription.options)) {
       const claimed = await this.writes.countDelivery([entry.id], next);
       // The lease had run out by Redis' clock: not started, pending for the partition's owner.
-      if (claimed === FENCED) return this.settled(entry, 'unstarted');
+      if (claimed === FENCED) {
+        this.settled(entry, 'unstarted');
+        return false;
+      }
       const [lost, trimmed] = claimed;
       if (lost.length > 0) {
         // Acked, parked or taken over since the replay read it: not this consumer's to run.
         entry.markLost();
-        return this.settled(entry, 'lost');
+        this.settled(entry, 'lost');
+        return false;
       }
       if (trimmed.length > 0) entry.trimmed = true;
     }
-    this.dispatch(entry);
+    return true;
   }
 
   settledUnexpectedly(entry: HeldEntry, err: unknown): void {
@@ -319,8 +331,19 @@ export class ConsumerSlots implements EntrySink, BatchHost, EpochListener {
   }
 
   /** EntrySink: entries a read counted a delivery of, dropped with the reply's older epoch. */
-  dropped(ids: readonly string[]): void {
-    for (const id of ids) this.unstarted.remember(id, 1, 0);
+  dropped(rows: readonly StreamEntryReply[]): void {
+    for (const [id, fields] of rows) {
+      this.unstarted.remember(id, 1, 0);
+      if (this.gate.isHandingOver) this.droppedInHandOver.push(new HeldEntry(id, fields, 1, this));
+    }
+  }
+
+  /**
+   * Entries a read answered during the hand-over brought and that were dropped: the hand-over
+   * gives them back with the rest (see ConsumerEngine.handOver). Taken once.
+   */
+  takeDroppedInHandOver(): HeldEntry[] {
+    return this.droppedInHandOver.splice(0);
   }
 
   /**

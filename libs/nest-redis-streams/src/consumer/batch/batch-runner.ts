@@ -161,7 +161,7 @@ export class BatchRunner {
 
   /**
    * Replayed or reclaimed entries: their delivery is counted in Redis before the handler starts
-   * (see ConsumerSlots.countDeliveryThenDispatch). Entries found acked, parked or taken over
+   * (see ConsumerSlots.countDelivery). Entries found acked, parked or taken over
    * meanwhile settle as lost and stay out of the batch; refused by the fence, as unstarted.
    */
   private async countDeliveries(entries: HeldEntry[]): Promise<void> {
