@@ -1,11 +1,91 @@
 import { redisClient, unique } from '../support/helpers.js';
-import { runCli } from './run-cli.js';
+import { runBounded, runCli } from './run-cli.js';
+import { COMMANDS } from '../../libs/nest-redis-streams/src/cli/run-cli.js';
 
 const redis = redisClient();
 afterAll(() => redis.quit());
 
 /** Nothing listens there: a command that connects before checking its arguments exits 4, not 2. */
 const NOWHERE = 'redis://127.0.0.1:1';
+
+const F = '0123456789ab';
+/** A bad value for every option that takes one, per command, and what its message must name. */
+function badOptions(S: string): Array<[string[], string]> {
+  return [
+    [['status', '--max-lag', 'x'], '"x"'],
+    [['status', '--max-pending=-1'], '"-1"'],
+    [['status', '--max-idle', '1.5'], '"1.5"'],
+    [['status', '--max-dead-letters', 'many'], '"many"'],
+    [['pending', S, 'g', '--count', '0'], '"0"'],
+    [['pending', S, 'g', '--after', 'x'], '"x"'],
+    [['pending', S, 'g', '--from', 'yesterday'], 'yesterday'],
+    [['pending', S, 'g', '--to', 'later'], 'later'],
+    [['consumers', S, 'g', '--delete', 'c1', '--hand-over-to', 'c1'], '"c1"'],
+    [['ownership', S, 'g', '--partitions', '0'], '"0"'],
+    [['ownership', S, 'g', '--partitions', '99999'], '"99999"'],
+    [['ownership', S, 'g', '--max-unowned', 'none'], '"none"'],
+    [['trim', S, '--safe', '--max-len', 'lots'], '"lots"'],
+    [['trim', S, '--safe', '--min-age', '0'], '"0"'],
+    [['setid', S, 'g', '--id', 'abc'], 'abc'],
+    [['setid', S, 'g', '--time', 'noon'], 'noon'],
+    [['search', S, '--where', 'payload.n =='], 'column'],
+    [['search', S, '--since', 'last-week'], 'last-week'],
+    [['search', S, '--until', 'soon'], 'soon'],
+    [['search', S, '--limit', '0'], '"0"'],
+    [['search', S, '--limit', '999999999'], '999999999'],
+    [['search', S, '--budget-entries', 'x'], '"x"'],
+    [['search', S, '--budget-ms', '0'], '"0"'],
+    [['search', S, '--cursor', 'junk'], 'cursor'],
+    [['search', S, '--partitions', '99999'], '99999'],
+    [['search', S, '--group', ''], 'group must be a non-empty string'],
+    [['blocked', S, '--partitions', '99999'], '"99999"'],
+    [['doctor', '--role', 'admin'], '"admin"'],
+    [['outbox', '--limit', '0', '--database-url', 'postgres://app@db/shop'], '"0"'],
+    [['outbox', '--database-url', 'mysql://app@db/shop'], 'got "mysql://db/shop"'],
+    [
+      [
+        'reconcile',
+        '--stream',
+        S,
+        '--group',
+        'g',
+        '--handler',
+        'h',
+        '--since',
+        'ages',
+        '--database-url',
+        'postgres://app@db/shop',
+      ],
+      '"ages"',
+    ],
+    [
+      [
+        'reconcile',
+        '--stream',
+        S,
+        '--group',
+        'g',
+        '--handler',
+        'h',
+        '--until',
+        'then',
+        '--database-url',
+        'postgres://app@db/shop',
+      ],
+      '"then"',
+    ],
+    [['dlq', 'list', S, '--cause', 'nope'], '"nope"'],
+    [['dlq', 'list', S, '--count', '0'], '"0"'],
+    [['dlq', 'list', S, '--after', 'x'], '"x"'],
+    [['dlq', 'redrive', S, '--all', '--up-to', 'x'], '"x"'],
+    [['dlq', 'redrive', S, '--all', '--dry-run', '--key', ''], '""'],
+    [['dlq', 'redrive', S, '--cause', F, '--canary', '0'], 'got 0'],
+    [['dlq', 'redrive', S, '--cause', F, '--canary', '2', '--rate', 'fast'], '"fast"'],
+    [['dlq', 'redrive', S, '--cause', F, '--canary', '2', '--max-failure-ratio', '2'], 'got 2'],
+    [['dlq', 'redrive', S, '--cause', F, '--canary', '2', '--settle-ms', '5'], 'got 5'],
+    [['scheduled', S, '--count', '0'], '"0"'],
+  ];
+}
 
 describe("the CLI's exit codes follow the README's table (0 ok, 1 limit, 2 usage, 3 refused/not found, 4 unreachable)", () => {
   it('a stream id past 2^64 - 1 is a usage error (2) naming the value, wherever an id is taken', async () => {
@@ -35,6 +115,20 @@ describe("the CLI's exit codes follow the README's table (0 ok, 1 limit, 2 usage
     expect(time.code).toBe(2);
     expect(time.stderr).toContain('A time must be milliseconds since the epoch or an ISO date');
   }, 60_000);
+
+  it('a bad value of any option is a usage error (2) naming it, before connecting: Redis reachable or not', async () => {
+    const cases = badOptions(unique('exit-options'));
+    // Every command is in the table.
+    expect([...new Set(cases.map(([args]) => args[0]))].sort()).toEqual(COMMANDS.map((c) => c.name).sort());
+    const jobs = cases.flatMap(([args, named]) =>
+      [process.env.REDIS_URL as string, NOWHERE].map((url) => async () => {
+        const run = await runCli([...args, '--url', url]);
+        return { args, url, code: run.code, named: run.stderr.includes(named), stderr: run.stderr };
+      }),
+    );
+    const runs = await runBounded(jobs);
+    expect(runs.filter((r) => r.code !== 2 || !r.named)).toEqual([]);
+  }, 300_000);
 
   it('a missing stream or group is "not found" (3): consumers, pending, setid, trim, status --stream', async () => {
     const missing = unique('missing');

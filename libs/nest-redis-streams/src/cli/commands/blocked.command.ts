@@ -1,3 +1,4 @@
+import { checkPartitions } from '../../operations/stream-position.js';
 import { formatDuration } from '../../health/stats-table.js';
 import { partitionStreams } from '../../keys/index.js';
 import type { BlockedKey } from '../../operations/blocked-keys.js';
@@ -32,7 +33,7 @@ Example: nest-redis-streams blocked orders --group billing`,
   options: { group: { type: 'string' }, partitions: { type: 'string' } },
   prepare(parsed) {
     const [stream] = positionals('blocked', parsed, ['stream']);
-    return { streams: partitionStreams(stream, intOption(parsed, 'partitions', 1) ?? 1) };
+    return { streams: partitionStreams(stream, checkPartitions(intOption(parsed, 'partitions', 1)) ?? 1) };
   },
   async run(ctx, parsed) {
     const [stream] = parsed.positionals;
