@@ -1,8 +1,6 @@
 import { redactUrl } from '../redis/redact-url.js';
+import { lowerRedisScheme, REDIS_SCHEME } from '../redis/redis-url-scheme.js';
 import { UsageError } from './errors/usage.error.js';
-
-/** The schemes ioredis connects with, in any case (schemes are case-insensitive, RFC 3986). */
-const REDIS_SCHEME = /^(rediss?):\/\//i;
 
 /** How to fix a URL that does not parse (Redis' and PostgreSQL's alike). */
 export const URL_FIX =
@@ -40,7 +38,7 @@ export function redisUrlFrom(text: string, setting: string, seed: boolean): Redi
     );
   }
   // ioredis turns TLS on for "rediss://" spelled in lower case only.
-  const href = scheme[1].toLowerCase() + text.slice(scheme[1].length);
+  const href = lowerRedisScheme(text);
   let url: URL;
   try {
     url = new URL(href);
