@@ -48,7 +48,13 @@ export async function openContext(
   connect = true,
 ): Promise<CliContext> {
   const connection = connectionFrom(parsed, env);
-  const redis = createRedisConnection(connection, 'cli', { maxRetriesPerRequest: 1, retryStrategy: () => null });
+  const redis = createRedisConnection(connection, 'cli', {
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null,
+    // After a refused connect ioredis arms a timer (2 s by default) to destroy a socket that is
+    // already closed: it kept the command running that long after saying Redis is unreachable.
+    disconnectTimeout: 200,
+  });
   if (connect) await connectOrExplain(redis, connection, 'pass --url redis://host:6379 (or set REDIS_URL)');
   const dlq = stringOption(parsed, 'dead-letter-stream');
   const streams = dlq
