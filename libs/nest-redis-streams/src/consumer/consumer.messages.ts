@@ -1,5 +1,5 @@
 import { REPLY_STREAM_INFIX } from '../keys/index.js';
-import { timePhrase } from '../operations/operations.messages.js';
+import { timePhrase } from '../time-text.js';
 
 /** Log lines and errors of the consumer engine: full sentences naming the stream, the entry and the fix. */
 export const CONSUMER_MESSAGES = {

@@ -1,10 +1,4 @@
-import { timeText } from './time-text.js';
-
-/** A time in a sentence: an ISO date when a Date can hold it, else "<ms> ms since the epoch". */
-export function timePhrase(ms: number): string {
-  const text = timeText(ms);
-  return text.includes(':') ? text : `${text} ms since the epoch`;
-}
+import { timePhrase } from '../time-text.js';
 
 /** Messages of the operations layer: full sentences that name the value and the way out. */
 export const OPERATIONS_MESSAGES = {

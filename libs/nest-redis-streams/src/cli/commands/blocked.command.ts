@@ -8,7 +8,7 @@ import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
 import { printable } from '../output.js';
 import { formatTable } from '../table.js';
-import { timeText } from '../../operations/time-text.js';
+import { timeText } from '../../time-text.js';
 
 /** `blocked <stream>`: the ordering keys held back by onDeadLetter: 'block-key', per group. */
 export const blockedCommand: Command = {

@@ -7,7 +7,7 @@ import type { CliContext } from '../cli-context.js';
 import { EXIT } from '../cli.constants.js';
 import { escapeControls, printable } from '../output.js';
 import { formatTable } from '../table.js';
-import { timeText } from '../../operations/time-text.js';
+import { timeText } from '../../time-text.js';
 
 const time = (ms: number) => (Number.isFinite(ms) && ms > 0 ? timeText(ms) : '-');
 const counts = (map: Record<string, number>) =>

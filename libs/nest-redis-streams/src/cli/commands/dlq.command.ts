@@ -11,7 +11,7 @@ import { canaryOptionsOf, printFailureGroups, printRedrivePreview, runCanary } f
 import { resolveCanaryOptions } from '../../operations/canary-options.js';
 import { checkFilter } from '../../operations/dead-letters.js';
 import { checkKeyField } from '../../operations/redrive-preview.js';
-import { timeText } from '../../operations/time-text.js';
+import { timeText } from '../../time-text.js';
 
 const ACTIONS = ['groups', 'list', 'show', 'redrive', 'discard'];
 

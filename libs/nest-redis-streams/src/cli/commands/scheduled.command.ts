@@ -4,7 +4,7 @@ import { BIN, EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
 import { escapeControls, printable } from '../output.js';
 import { formatTable } from '../table.js';
-import { timeText } from '../../operations/time-text.js';
+import { timeText } from '../../time-text.js';
 
 /** `scheduled <stream>` and `scheduled cancel <stream> <member>...`: a stream's delayed entries. */
 export const scheduledCommand: Command = {

@@ -6,7 +6,7 @@ import { COMMON_HELP, type Command } from '../command.interface.js';
 import { printable } from '../output.js';
 import { formatTable } from '../table.js';
 import { UsageError } from '../errors/usage.error.js';
-import { timeText } from '../../operations/time-text.js';
+import { timeText } from '../../time-text.js';
 
 /** `search`: the entries of a stream, a group's PEL or the dead letters that match a condition. */
 export const searchCommand: Command = {
