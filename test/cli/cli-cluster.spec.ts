@@ -1,6 +1,6 @@
 import { Controller } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
-import { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { type RedisStreamsServer, partitionStream } from 'nest-redis-streams';
 import { deadLetterFields, startMicroservice, unique, waitFor } from '../support/helpers.js';
 import { runCli } from './run-cli.js';
@@ -198,5 +198,62 @@ describe('nest-redis-streams CLI on a Redis Cluster', () => {
     ]);
     expect(letters.code).toBe(0);
     expect(JSON.parse(letters.stdout).items.map((h: { key: string }) => h.key)).toEqual([`${partitions[2]}:dlq`]);
+  });
+
+  // Last: it sets a password on every node for its duration (connections already open stay logged in).
+  it("logs in to a password-protected cluster with the seeds' user and password, and refuses seeds that log in differently", async () => {
+    while (closers.length) await closers.pop()!();
+    const [stream] = await streamsOnEveryMaster();
+    const [[id]] = await redis.xrange(`{${stream}}:dlq`, '-', '+');
+    // Written percent-encoded in the URLs: the CLI must decode them as ioredis does.
+    const admin = 'adm:in@pw/1';
+    const user = unique('nrs-cli-seed').replace(/[^a-z0-9-]/gi, '-');
+    const password = 'us@er:pw/2';
+    const nodes = cluster.startupNodes.map(({ host, port }) => new Redis({ host, port }));
+    const requirePass = (pass: string) => Promise.all(nodes.map((node) => node.config('SET', 'requirepass', pass)));
+    await Promise.all(nodes.map((node) => node.call('ACL', 'SETUSER', user, 'on', `>${password}`, '~*', '&*', '+@all')));
+    await requirePass(admin);
+    try {
+      const seedsAs = (login: string) =>
+        cluster.startupNodes
+          .slice(0, 2)
+          .map((n) => `redis://${login}@${n.host}:${n.port}`)
+          .join(',');
+      const asDefault = await runCli([
+        'status',
+        '--stream',
+        stream,
+        '--cluster',
+        '--url',
+        seedsAs(`:${encodeURIComponent(admin)}`),
+      ]);
+      expect({ code: asDefault.code, stderr: asDefault.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(asDefault.stdout).toContain(stream);
+      const asUser = await runCli([
+        'dlq',
+        'list',
+        stream,
+        '--cluster',
+        '--url',
+        seedsAs(`${user}:${encodeURIComponent(password)}`),
+      ]);
+      expect({ code: asUser.code, stderr: asUser.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(asUser.stdout).toContain(id);
+      // One seed with the user, one without: which is right cannot be told.
+      const [a, b] = cluster.startupNodes;
+      const mixed = await runCli([
+        'status',
+        '--cluster',
+        '--url',
+        `redis://${user}:${encodeURIComponent(password)}@${a.host}:${a.port},redis://${b.host}:${b.port}`,
+      ]);
+      expect(mixed.code).toBe(2);
+      expect(mixed.stderr).toContain(`the --cluster seeds log in differently ("redis://${user}:***@${a.host}:${a.port}" and`);
+      expect(mixed.stderr).not.toContain(encodeURIComponent(password));
+    } finally {
+      await requirePass('');
+      await Promise.all(nodes.map((node) => node.call('ACL', 'DELUSER', user)));
+      nodes.forEach((node) => node.disconnect());
+    }
   });
 });

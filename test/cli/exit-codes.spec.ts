@@ -1,11 +1,73 @@
 import { redisClient, unique } from '../support/helpers.js';
-import { runCli } from './run-cli.js';
+import { runBounded, runCli } from './run-cli.js';
+import { COMMANDS } from '../../libs/nest-redis-streams/src/cli/run-cli.js';
 
 const redis = redisClient();
 afterAll(() => redis.quit());
 
 /** Nothing listens there: a command that connects before checking its arguments exits 4, not 2. */
 const NOWHERE = 'redis://127.0.0.1:1';
+
+/** A well-formed failure-group fingerprint (no such group needs to exist: the checks come first). */
+const FINGERPRINT = '0123456789ab';
+/** A bad value for every option that takes one, per command, and what its message must name. */
+function badOptions(stream: string): Array<[string[], string]> {
+  const reconcile = [
+    'reconcile',
+    '--stream',
+    stream,
+    '--group',
+    'g',
+    '--handler',
+    'h',
+    '--database-url',
+    'postgres://app@db/shop',
+  ];
+  return [
+    [['status', '--max-lag', 'x'], '"x"'],
+    [['status', '--max-pending=-1'], '"-1"'],
+    [['status', '--max-idle', '1.5'], '"1.5"'],
+    [['status', '--max-dead-letters', 'many'], '"many"'],
+    [['pending', stream, 'g', '--count', '0'], '"0"'],
+    [['pending', stream, 'g', '--after', 'x'], '"x"'],
+    [['pending', stream, 'g', '--from', 'yesterday'], 'yesterday'],
+    [['pending', stream, 'g', '--to', 'later'], 'later'],
+    [['consumers', stream, 'g', '--delete', 'c1', '--hand-over-to', 'c1'], '"c1"'],
+    [['ownership', stream, 'g', '--partitions', '0'], '"0"'],
+    [['ownership', stream, 'g', '--partitions', '99999'], '"99999"'],
+    [['ownership', stream, 'g', '--max-unowned', 'none'], '"none"'],
+    [['trim', stream, '--safe', '--max-len', 'lots'], '"lots"'],
+    [['trim', stream, '--safe', '--min-age', '0'], '"0"'],
+    [['setid', stream, 'g', '--id', 'abc'], 'abc'],
+    [['setid', stream, 'g', '--time', 'noon'], 'noon'],
+    [['search', stream, '--where', 'payload.n =='], 'column'],
+    [['search', stream, '--since', 'last-week'], 'last-week'],
+    [['search', stream, '--until', 'soon'], 'soon'],
+    [['search', stream, '--limit', '0'], '"0"'],
+    [['search', stream, '--limit', '999999999'], '999999999'],
+    [['search', stream, '--budget-entries', 'x'], '"x"'],
+    [['search', stream, '--budget-ms', '0'], '"0"'],
+    [['search', stream, '--cursor', 'junk'], 'cursor'],
+    [['search', stream, '--partitions', '99999'], '99999'],
+    [['search', stream, '--group', ''], 'group must be a non-empty string'],
+    [['blocked', stream, '--partitions', '99999'], '"99999"'],
+    [['doctor', '--role', 'admin'], '"admin"'],
+    [['outbox', '--limit', '0', '--database-url', 'postgres://app@db/shop'], '"0"'],
+    [['outbox', '--database-url', 'mysql://app@db/shop'], 'got "mysql://db/shop"'],
+    [[...reconcile, '--since', 'ages'], '"ages"'],
+    [[...reconcile, '--until', 'then'], '"then"'],
+    [['dlq', 'list', stream, '--cause', 'nope'], '"nope"'],
+    [['dlq', 'list', stream, '--count', '0'], '"0"'],
+    [['dlq', 'list', stream, '--after', 'x'], '"x"'],
+    [['dlq', 'redrive', stream, '--all', '--up-to', 'x'], '"x"'],
+    [['dlq', 'redrive', stream, '--all', '--dry-run', '--key', ''], '""'],
+    [['dlq', 'redrive', stream, '--cause', FINGERPRINT, '--canary', '0'], 'got 0'],
+    [['dlq', 'redrive', stream, '--cause', FINGERPRINT, '--canary', '2', '--rate', 'fast'], '"fast"'],
+    [['dlq', 'redrive', stream, '--cause', FINGERPRINT, '--canary', '2', '--max-failure-ratio', '2'], 'got 2'],
+    [['dlq', 'redrive', stream, '--cause', FINGERPRINT, '--canary', '2', '--settle-ms', '5'], 'got 5'],
+    [['scheduled', stream, '--count', '0'], '"0"'],
+  ];
+}
 
 describe("the CLI's exit codes follow the README's table (0 ok, 1 limit, 2 usage, 3 refused/not found, 4 unreachable)", () => {
   it('a stream id past 2^64 - 1 is a usage error (2) naming the value, wherever an id is taken', async () => {
@@ -35,6 +97,20 @@ describe("the CLI's exit codes follow the README's table (0 ok, 1 limit, 2 usage
     expect(time.code).toBe(2);
     expect(time.stderr).toContain('A time must be milliseconds since the epoch or an ISO date');
   }, 60_000);
+
+  it('a bad value of any option is a usage error (2) naming it, before connecting: Redis reachable or not', async () => {
+    const cases = badOptions(unique('exit-options'));
+    // Every command is in the table.
+    expect([...new Set(cases.map(([args]) => args[0]))].sort()).toEqual(COMMANDS.map((c) => c.name).sort());
+    const jobs = cases.flatMap(([args, named]) =>
+      [process.env.REDIS_URL as string, NOWHERE].map((url) => async () => {
+        const run = await runCli([...args, '--url', url]);
+        return { args, url, code: run.code, named: run.stderr.includes(named), stderr: run.stderr };
+      }),
+    );
+    const runs = await runBounded(jobs);
+    expect(runs.filter((r) => r.code !== 2 || !r.named)).toEqual([]);
+  }, 300_000);
 
   it('a missing stream or group is "not found" (3): consumers, pending, setid, trim, status --stream', async () => {
     const missing = unique('missing');

@@ -1,5 +1,7 @@
 import { deadLetterFields, redisClient, unique } from '../support/helpers.js';
 import { runCli } from './run-cli.js';
+import { scheduleKeysOf } from '../../libs/nest-redis-streams/src/keys/index.js';
+import { scheduleEntry } from '../../libs/nest-redis-streams/src/schedule/index.js';
 
 const redis = redisClient();
 afterAll(() => redis.quit());
@@ -140,6 +142,8 @@ describe('nest-redis-streams search (the compiled binary, spawned, against Redis
     ]);
     letter[letter.indexOf('dlq:time') + 1] = far;
     await redis.xadd(`${stream}:dlq`, `${far}-0`, ...letter);
+    await scheduleEntry(redis, stream, 'far', Date.now(), '', ['*'], ['v', 'nrs/1', 'data', '{}']);
+    await redis.zadd(scheduleKeysOf(stream).due, '1e17', 'far');
     // A row: the id, then its time (an ISO date, or the milliseconds past what a Date holds).
     const row = (id: string, time: string) => new RegExp(`^${id}\\s+${time.replace(/\./g, '\\.')}\\s`, 'm');
     const near = row(`${BASE}-0`, new Date(BASE).toISOString());
@@ -153,6 +157,8 @@ describe('nest-redis-streams search (the compiled binary, spawned, against Redis
       [['dlq', 'show', stream, `${far}-0`], /^parked at\s+100000000000000000$/m],
       [['dlq', 'groups', stream], /\s100000000000000000\s+100000000000000000\s/],
       [['dlq', 'list', stream], new RegExp(`^${far}-0\\s`, 'm')],
+      // A due time written by hand (ZADD), past what a Date holds: listed as malformed, never moved.
+      [['scheduled', stream], /^far\s.*never \(malformed\)\s+malformed: its due time \(score 1e\+17\) is not a time/m],
     ];
     for (const [args, ...shown] of runs) {
       const run = await runCli(args);

@@ -52,6 +52,20 @@ describe('request guard', () => {
     expect(service.calls).toEqual([{ n: 21 }]);
   });
 
+  it('skips a request whose deadline is past what a Date holds, naming it, and runs the next one', async () => {
+    const stream = unique('far-deadline');
+    const service = await startDoubler(stream);
+    const request = (eventId: string, deadline: string) =>
+      redis.xadd(stream, '*', 'v', 'nrs/1', 'event_id', eventId, 'data', '{"n":1}', ENVELOPE.deadline, deadline);
+    await request('e1', '-100000000000000000');
+    await waitFor(() => service.skipped.length === 1, 'the request to be skipped');
+    expect(service.skipped[0]).toMatchObject({ reason: 'request-expired', stream });
+    expect(service.skipped[0].detail).toContain('(-100000000000000000 ms since the epoch)');
+    await waitFor(async () => (await pendingCount(redis, stream, 'nest')) === 0, 'the skipped request acked');
+    await request('e2', String(Date.now() + 60_000));
+    await waitFor(() => service.calls.length === 1, 'the next request to run');
+  });
+
   it('refuses a request whose reply_to lies outside the reply prefix, and writes nothing there', async () => {
     const stream = unique('reply-to');
     const victim = unique('victim-stream');

@@ -111,6 +111,16 @@ describe('canary re-drive of a failure group (StreamOperations, real consumer, r
     expect(progress.state).toBe('aborted');
     expect(progress.reason).toContain('Run the same canary again to go on');
   });
+
+  it('a hand-written heartbeat time past what a Date holds reads as aborted, the time as its milliseconds', async () => {
+    const { stream, audit } = await arrange(1);
+    const ops = new StreamOperations(redis, { streams: [stream], auditStream: audit });
+    const stale = { runId: 'r1', stream, state: 'running', updatedAt: -1e17, reason: '' };
+    await redis.hset(`${audit}:canary:r1`, 'progress', JSON.stringify(stale));
+    const progress = await ops.canaries.progress('r1');
+    expect(progress.state).toBe('aborted');
+    expect(progress.reason).toContain('No heartbeat since -100000000000000000 ms since the epoch');
+  });
   it("re-drives every letter once: one still broken parks again past the run's bound and is not read again (done at 1/10)", async () => {
     const { stream, audit } = await arrange(10);
     const { runs } = await canaryConsumer(closers, stream, (n) => n === 5);

@@ -198,8 +198,36 @@ describe('TLS and secrets', () => {
     const failure = await lastValueFrom(client.emit('tls-unverified', {})).catch((err: Error) => err);
     expect(failure).toBeInstanceOf(Error);
     expect((failure as Error).message).toMatch(/certificate/i);
-    expect((failure as Error).message).toContain(`rediss://127.0.0.1:${tlsPort}`);
+    expect((failure as Error).message).toContain(`rediss://app:***@127.0.0.1:${tlsPort}`);
     expect(JSON.stringify(failure) + String((failure as Error).stack)).not.toContain(SECRET);
+  });
+
+  it('turns TLS on for rediss:// in any case, and refuses valkey:// naming it and the fix', async () => {
+    // ioredis looks for "rediss://" in lower case: Rediss:// spoke plain text to the TLS port.
+    for (const scheme of ['Rediss://', 'REDISS://']) {
+      const client = new RedisStreamsClient({ connection: `${scheme}app:${SECRET}@127.0.0.1:${tlsPort}` });
+      closers.push(() => client.close());
+      const failure = await lastValueFrom(client.emit('tls-case', {})).catch((err: Error) => err);
+      // TLS is on: the handshake reached the (unverifiable) certificate.
+      expect({ scheme, message: (failure as Error).message }).toEqual({ scheme, message: expect.stringMatching(/certificate/i) });
+      expect((failure as Error).message).toContain(`rediss://app:***@127.0.0.1:${tlsPort}`);
+    }
+    // And plain redis:// in any case still reaches the plain port.
+    const plain = new RedisStreamsClient({ connection: `REDIS://app:${SECRET}@127.0.0.1:${redis.port}` });
+    closers.push(() => plain.close());
+    await lastValueFrom(plain.emit(unique('plain-case'), {}));
+    // Refused when the options are read (the client's constructor, the server's listen), naming the fix.
+    for (const scheme of ['valkey://', 'Valkeys://']) {
+      const connection = `${scheme}app:${SECRET}@127.0.0.1:${redis.port}`;
+      const message =
+        `Connection URL "${scheme}app:***@127.0.0.1:${redis.port}": Valkey is reached with redis:// (rediss:// for TLS), ` +
+        `the scheme ioredis knows; write ${scheme.replace(/^valkey/i, 'redis')}app:***@127.0.0.1:${redis.port}.`;
+      expect(() => new RedisStreamsClient({ connection })).toThrow(message);
+      const failure = await new Promise<unknown>((resolve) => {
+        void new RedisStreamsServer({ connection }).listen((err) => resolve(err)).catch(resolve);
+      });
+      expect((failure as Error).message).toBe(message);
+    }
   });
 
   it('never logs or reports a password from the URL (wrong password, server and client)', async () => {

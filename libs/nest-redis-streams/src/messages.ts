@@ -7,6 +7,9 @@ export const MESSAGES = {
   noSuchDatabase: (where: string, db: number, cause: string) =>
     `Redis at ${where} refused database ${db} (${cause}): ioredis would go on in database 0, another app's keys. ` +
     `Fix the database number in the connection URL or options (the server's "databases" setting says how many it has).`,
+  valkeyScheme: (url: string) =>
+    `Connection URL "${url}": Valkey is reached with redis:// (rediss:// for TLS), the scheme ioredis knows; ` +
+    `write ${url.replace(/^valkey(s?):\/\//i, (_, tls: string) => `redis${tls.toLowerCase()}://`)}.`,
   positiveInteger: (option: string, value: unknown, where: string) =>
     `Option "${option}" must be a positive integer${where}, got ${JSON.stringify(value)}.`,
   badString: (option: string, value: unknown, where: string) =>

@@ -7,7 +7,7 @@ import { StreamOperations } from '../operations/stream-operations.js';
 import type { StreamOperationsOptions } from '../operations/stream-operations-options.interface.js';
 import { type Parsed, stringOption } from './cli-args.js';
 import { type Output, STD_OUTPUT } from './output.js';
-import { redisUrlFrom } from './redis-url.js';
+import { clusterLogin, redisUrlFrom } from './redis-url.js';
 
 /** What a command runs with: the operations service, who acts, and where output goes (escaped). */
 export interface CliContext extends Output {
@@ -25,13 +25,15 @@ export function connectionFrom(parsed: Parsed, env: NodeJS.ProcessEnv): RedisCon
   const url = given ?? env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const setting = given === undefined && env.REDIS_URL !== undefined ? 'REDIS_URL' : '--url';
   if (!parsed.values.cluster) return redisUrlFrom(url, setting, false).href;
+  const seeds = url.split(',').map((seed) => ({ text: seed.trim(), url: redisUrlFrom(seed.trim(), setting, true) }));
   return {
-    cluster: url.split(',').map((seed) => {
-      const { host, port } = redisUrlFrom(seed.trim(), setting, true);
-      return { host, port };
-    }),
-    // A command-line tool fails instead of waiting for a cluster that does not answer.
-    clusterOptions: { clusterRetryStrategy: () => null },
+    cluster: seeds.map(({ url: { host, port } }) => ({ host, port })),
+    clusterOptions: {
+      // A command-line tool fails instead of waiting for a cluster that does not answer.
+      clusterRetryStrategy: () => null,
+      // ioredis takes only the address from a seed: the seeds' user, password and TLS go here.
+      redisOptions: clusterLogin(seeds, setting),
+    },
   };
 }
 
@@ -46,7 +48,13 @@ export async function openContext(
   connect = true,
 ): Promise<CliContext> {
   const connection = connectionFrom(parsed, env);
-  const redis = createRedisConnection(connection, 'cli', { maxRetriesPerRequest: 1, retryStrategy: () => null });
+  const redis = createRedisConnection(connection, 'cli', {
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null,
+    // After a refused connect ioredis arms a timer (2 s by default) to destroy a socket that is
+    // already closed: it kept the command running that long after saying Redis is unreachable.
+    disconnectTimeout: 200,
+  });
   if (connect) await connectOrExplain(redis, connection, 'pass --url redis://host:6379 (or set REDIS_URL)');
   const dlq = stringOption(parsed, 'dead-letter-stream');
   const streams = dlq

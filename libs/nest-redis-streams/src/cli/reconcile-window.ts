@@ -1,4 +1,4 @@
-import { MAX_DATE_MS } from '../operations/time-text.js';
+import { MAX_DATE_MS } from '../time-text.js';
 import { UsageError } from './errors/usage.error.js';
 
 const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };

@@ -1,8 +1,6 @@
 import { redactUrl } from '../redis/redact-url.js';
+import { lowerRedisScheme, REDIS_SCHEME } from '../redis/redis-url-scheme.js';
 import { UsageError } from './errors/usage.error.js';
-
-/** The schemes ioredis connects with, in any case (schemes are case-insensitive, RFC 3986). */
-const REDIS_SCHEME = /^(rediss?):\/\//i;
 
 /** How to fix a URL that does not parse (Redis' and PostgreSQL's alike). */
 export const URL_FIX =
@@ -13,6 +11,15 @@ export interface RedisUrl {
   href: string;
   host: string;
   port: number;
+  /** How it logs in (decoded from the URL), and whether with TLS (`rediss://`). */
+  login: SeedLogin;
+}
+
+/** What a cluster's nodes are reached with: the same for every node, so every seed must agree. */
+export interface SeedLogin {
+  username?: string;
+  password?: string;
+  tls?: Record<string, never>;
 }
 
 /**
@@ -31,7 +38,7 @@ export function redisUrlFrom(text: string, setting: string, seed: boolean): Redi
     );
   }
   // ioredis turns TLS on for "rediss://" spelled in lower case only.
-  const href = scheme[1].toLowerCase() + text.slice(scheme[1].length);
+  const href = lowerRedisScheme(text);
   let url: URL;
   try {
     url = new URL(href);
@@ -42,5 +49,29 @@ export function redisUrlFrom(text: string, setting: string, seed: boolean): Redi
   if (url.hostname === '') throw new UsageError(`${setting} names no host: ${shown}. Write redis://host:6379.`);
   if (!/^\/?(\d+)?$/.test(url.pathname))
     throw new UsageError(`${setting} names a database that is not a number: ${shown}. Write redis://host:6379/0.`);
-  return { href, host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 6379) };
+  const login: SeedLogin = {};
+  if (url.username) login.username = decodeURIComponent(url.username);
+  if (url.password) login.password = decodeURIComponent(url.password);
+  if (url.protocol === 'rediss:') login.tls = {};
+  return { href, host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 6379), login };
+}
+
+/**
+ * The login every `--cluster` seed shares, for ioredis' `redisOptions`: ioredis reaches each node
+ * (the seeds and those it discovers) with these options, and takes only the address from a seed.
+ * Seeds that log in differently (another user, password or scheme) cannot all be right: refused.
+ */
+export function clusterLogin(seeds: Array<{ text: string; url: RedisUrl }>, setting: string): SeedLogin {
+  const [first, ...rest] = seeds;
+  const same = (a: SeedLogin, b: SeedLogin) =>
+    a.username === b.username && a.password === b.password && (a.tls === undefined) === (b.tls === undefined);
+  const other = rest.find((seed) => !same(seed.url.login, first.url.login));
+  if (other !== undefined) {
+    throw new UsageError(
+      `${setting}: the --cluster seeds log in differently ("${redactUrl(first.text)}" and "${redactUrl(other.text)}": ` +
+        'user name, password or redis:// against rediss://). Every node of a cluster is reached with the same login: ' +
+        'give each seed the same one.',
+    );
+  }
+  return first.url.login;
 }

@@ -7,6 +7,7 @@ import { assertRetention } from '../trim/retention.js';
 import { resolveIdempotentWrites } from '../redis/idmp.js';
 import type { RedisStreamsClientOptions } from './client-options.interface.js';
 import { CLIENT_DEFAULTS } from './client.constants.js';
+import { checkConnectionUrls } from '../redis/redis-url-scheme.js';
 
 /** Client options with every default applied. */
 export type ResolvedClientOptions = typeof CLIENT_DEFAULTS &
@@ -20,6 +21,7 @@ export function resolveClientOptions(options: RedisStreamsClientOptions = {}): R
   const defined = Object.fromEntries(Object.entries(options ?? {}).filter(([, v]) => v !== undefined));
   const codec = new JsonCodec();
   const resolved: ResolvedClientOptions = { ...CLIENT_DEFAULTS, serializer: codec, deserializer: codec, ...defined };
+  checkConnectionUrls(resolved.connection);
   for (const key of ['maxPayloadBytes', 'requestTimeoutMs', 'offlineTimeoutMs'] as const) {
     const value = resolved[key];
     if (!Number.isInteger(value) || value <= 0) throw new InvalidOptionsError(MESSAGES.positiveInteger(key, value, ''));

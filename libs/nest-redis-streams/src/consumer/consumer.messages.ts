@@ -1,4 +1,5 @@
 import { REPLY_STREAM_INFIX } from '../keys/index.js';
+import { timePhrase } from '../time-text.js';
 
 /** Log lines and errors of the consumer engine: full sentences naming the stream, the entry and the fix. */
 export const CONSUMER_MESSAGES = {
@@ -43,7 +44,7 @@ export const CONSUMER_MESSAGES = {
     `Handler failed for entry ${id} of stream "${stream}" (group "${group}", consumer ` +
     `"${consumer}", delivery ${deliveries}/${maxDeliveries}): ${cause}`,
   rescheduled: (id: string, stream: string, member: string, retryAt: number) =>
-    `Entry ${id} of stream "${stream}" asked to be retried at ${new Date(retryAt).toISOString()}: ` +
+    `Entry ${id} of stream "${stream}" asked to be retried at ${timePhrase(retryAt)}: ` +
     `its copy waits in the stream's schedule as "${member}", the entry was acknowledged.`,
   blockKeyRequestHandler: (stream: string) =>
     `A @MessagePattern handler of stream "${stream}" has onDeadLetter: 'block-key': a request held behind a ` +
@@ -75,6 +76,6 @@ export const CONSUMER_MESSAGES = {
     `replyStreamPrefix the client's keyPrefix + "${REPLY_STREAM_INFIX}".`,
   requestExpired: (id: string, stream: string, group: string, lateMs: number, deadline: number) =>
     `request ${id} of stream "${stream}" (group "${group}") read ${lateMs} ms after its deadline ` +
-    `(${new Date(deadline).toISOString()}); the caller was already told it timed out, so it was acknowledged ` +
+    `(${timePhrase(deadline)}); the caller was already told it timed out, so it was acknowledged ` +
     "without running it. Deadlines use the client host's clock: keep the hosts' clocks in sync.",
 };

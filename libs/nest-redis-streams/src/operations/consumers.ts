@@ -149,6 +149,11 @@ export async function deleteConsumer(
   return { deleted: consumer };
 }
 
+/** A hand-over names two consumers: one to itself would move nothing and then delete what it holds. */
+export function checkHandOver(from: string, to: string): void {
+  if (from === to) throw new OperationError('bad-request', OPERATIONS_MESSAGES.sameConsumer(from));
+}
+
 /**
  * Moves every entry `from` holds to `to` (XCLAIM ... JUSTID in batches; delivery counts unchanged),
  * so that `from` can be deleted without losing the record of them. Each batch raises the group's
@@ -164,7 +169,7 @@ export async function handOver(
   to: string,
 ): Promise<{ moved: number; tombstoned: string[] }> {
   const { stream, group } = where;
-  if (from === to) throw new OperationError('bad-request', OPERATIONS_MESSAGES.sameConsumer(from));
+  checkHandOver(from, to);
   let moved = 0;
   const tombstoned: string[] = [];
   for (;;) {

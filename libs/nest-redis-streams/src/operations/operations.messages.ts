@@ -1,10 +1,4 @@
-import { timeText } from './time-text.js';
-
-/** A time in a sentence: an ISO date when a Date can hold it, else "<ms> ms since the epoch". */
-export function timePhrase(ms: number): string {
-  const text = timeText(ms);
-  return text.includes(':') ? text : `${text} ms since the epoch`;
-}
+import { timePhrase } from '../time-text.js';
 
 /** Messages of the operations layer: full sentences that name the value and the way out. */
 export const OPERATIONS_MESSAGES = {
@@ -83,11 +77,11 @@ export const OPERATIONS_MESSAGES = {
     `(its lease, renewed every second while it runs, ends in ${Math.ceil(leaseLeftMs / 1000)} s if its process stopped). ` +
     'One canary per stream and failure group at a time: watch that run instead.',
   canaryAborted: (since: number, leaseMs: number) =>
-    `No heartbeat since ${new Date(since).toISOString()}: the process running it stopped, or Redis refused its ` +
+    `No heartbeat since ${timePhrase(since)}: the process running it stopped, or Redis refused its ` +
     `writes (full, loading or unreachable) for more than ${leaseMs / 1000} s. Run the same canary again to go on: ` +
     'it takes over once the lease lapsed, reading up to the same dead letter, so nothing is re-driven twice.',
   canaryTakenOver: (runId: string, since: number) =>
-    `Aborted: no heartbeat since ${new Date(since).toISOString()} (its process stopped, or could not reach Redis); ` +
+    `Aborted: no heartbeat since ${timePhrase(since)} (its process stopped, or could not reach Redis); ` +
     `run ${runId} took over, reading up to the same dead letter.`,
   noDeadLetter: (dlq: string, id: string) => `Dead-letter stream "${dlq}" has no entry ${id} (already re-driven or discarded).`,
   parkedByOperator: (actor: string) => `Sent to the dead-letter stream by an operator (${actor}).`,

@@ -1,8 +1,7 @@
 import type { Redis } from 'ioredis';
 import { groupMembersKey, partitionOfKey, partitionOwnerKey, partitionStream } from '../keys/index.js';
-import { OperationError } from './errors/operation.error.js';
 import { OPERATIONS_DEFAULTS } from './operations.constants.js';
-import { OPERATIONS_MESSAGES } from './operations.messages.js';
+import { checkPartitions } from './stream-position.js';
 
 /** One partition's owner hash as Redis holds it (written only by the ownership scripts). */
 export interface PartitionOwnerRow {
@@ -77,9 +76,7 @@ export async function readOwnership(
   partitions?: number,
   signal?: AbortSignal,
 ): Promise<GroupOwnership | null> {
-  const max = OPERATIONS_DEFAULTS.maxPartitions;
-  if (partitions !== undefined && !(Number.isSafeInteger(partitions) && partitions >= 1 && partitions <= max))
-    throw new OperationError('bad-request', OPERATIONS_MESSAGES.badPartitions(partitions, max));
+  checkPartitions(partitions);
   const base = partitionOfKey(stream)?.stream ?? stream;
   const [now, memberRows] = await Promise.all([
     redisNow(redis),

@@ -57,17 +57,20 @@ function describeTarget(stream: string, target: SearchTarget, partitions: number
   return `${what} of ${stream}${partitions > 1 ? ` (${partitions} partitions)` : ''}`;
 }
 
+/** A checked search request: what `searchStreams` reads, worked out before any read. */
+export interface SearchPlan {
+  target: SearchTarget;
+  budget: { limit: number; entries: number; ms: number; pageSize: number };
+  condition: ReturnType<typeof parseExpression> | null;
+  keys: string[];
+  state: SearchCursorState;
+}
+
 /**
- * Checks a search request and runs it over the served stream keys: each key's setting comes from
- * `served` (so a stream the console does not serve is refused as not found), and each key is read
- * by its own commands, so on a cluster every partition is read on the node of its slot.
+ * Checks every part of a search request (its target, numbers, condition, window or cursor) without
+ * touching Redis, so that a caller (the CLI) can refuse bad input whether Redis answers or not.
  */
-export async function searchStreams(
-  redis: Redis,
-  served: (stream: string) => Promise<StreamSetting>,
-  stream: string,
-  request: SearchRequest,
-): Promise<SearchResult> {
+export function planSearch(stream: string, request: SearchRequest): SearchPlan {
   const target = targetOf(request);
   const partitions = parseCount(request.partitions, 1, OPERATIONS_DEFAULTS.maxPartitions, 'partitions');
   const budget = {
@@ -80,6 +83,21 @@ export async function searchStreams(
   const keys = partitionStreams(stream, partitions);
   const description = describeTarget(stream, target, partitions);
   const state = request.cursor ? resume(request, description, keys.length) : fresh(request, description, keys.length, target);
+  return { target, budget, condition, keys, state };
+}
+
+/**
+ * Checks a search request and runs it over the served stream keys: each key's setting comes from
+ * `served` (so a stream the console does not serve is refused as not found), and each key is read
+ * by its own commands, so on a cluster every partition is read on the node of its slot.
+ */
+export async function searchStreams(
+  redis: Redis,
+  served: (stream: string) => Promise<StreamSetting>,
+  stream: string,
+  request: SearchRequest,
+): Promise<SearchResult> {
+  const { target, budget, condition, keys, state } = planSearch(stream, request);
   const settings = await Promise.all(keys.map((key) => served(key)));
   const sources: SearchSource[] = settings.map((setting) =>
     searchSource(

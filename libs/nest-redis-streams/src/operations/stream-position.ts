@@ -1,5 +1,6 @@
 import { MAX_ID_PART } from '../keys/index.js';
 import { OperationError } from './errors/operation.error.js';
+import { OPERATIONS_DEFAULTS } from './operations.constants.js';
 import { OPERATIONS_MESSAGES } from './operations.messages.js';
 
 const ID = /^(\d{1,20})(?:-(\d{1,20}))?$/;
@@ -70,4 +71,12 @@ export function requireName(value: unknown, what: string): string {
   if (typeof value !== 'string' || value.length === 0)
     throw new OperationError('bad-request', OPERATIONS_MESSAGES.badName(what, value));
   return value;
+}
+
+/** A partition count from user input: a whole number from 1 to the most a stream is split into (absent stays absent). */
+export function checkPartitions<T extends number | undefined>(partitions: T): T {
+  const max = OPERATIONS_DEFAULTS.maxPartitions;
+  if (partitions !== undefined && !(Number.isSafeInteger(partitions) && partitions >= 1 && partitions <= max))
+    throw new OperationError('bad-request', OPERATIONS_MESSAGES.badPartitions(partitions, max));
+  return partitions;
 }

@@ -2,6 +2,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { MAX_RECONNECT_BACKOFF_MS, defaultRedisUrl } from '../constants.js';
 import type { ClusterConnectionOptions, RedisConnectionOptions } from '../interfaces/connection-options.interface.js';
 import { redactUrl } from './redact-url.js';
+import { lowerRedisScheme, redisUrlForIoredis } from './redis-url-scheme.js';
 
 const retryStrategy = (attempt: number) => Math.min(50 * 2 ** Math.min(attempt, 10), MAX_RECONNECT_BACKOFF_MS);
 
@@ -25,7 +26,8 @@ export function createRedisConnection(
   const base: RedisOptions = { connectionName: `nrs:${role}`, retryStrategy, lazyConnect: true, ...overrides };
   if (isClusterConnection(connection)) {
     const { clusterOptions = {} } = connection;
-    const cluster = new Cluster(connection.cluster, {
+    const nodes = connection.cluster.map((node) => (typeof node === 'string' ? redisUrlForIoredis(node) : node));
+    const cluster = new Cluster(nodes, {
       clusterRetryStrategy: retryStrategy,
       ...clusterOptions,
       lazyConnect: true,
@@ -39,7 +41,7 @@ export function createRedisConnection(
     return cluster as unknown as Redis;
   }
   const target = connection ?? defaultRedisUrl();
-  return typeof target === 'string' ? new Redis(target, base) : new Redis({ ...target, ...base });
+  return typeof target === 'string' ? new Redis(redisUrlForIoredis(target), base) : new Redis({ ...target, ...base });
 }
 
 /** True for a connection made from cluster options. */
@@ -53,6 +55,6 @@ export function describeConnection(connection: RedisConnectionOptions | undefine
     return `cluster ${connection.cluster.map((n) => (typeof n === 'object' ? `${n.host ?? '127.0.0.1'}:${n.port}` : redactUrl(String(n)))).join(',')}`;
   }
   const target = connection ?? defaultRedisUrl();
-  if (typeof target === 'string') return redactUrl(target);
+  if (typeof target === 'string') return redactUrl(lowerRedisScheme(target));
   return `${target.tls ? 'rediss' : 'redis'}://${target.host ?? '127.0.0.1'}:${target.port ?? 6379}`;
 }

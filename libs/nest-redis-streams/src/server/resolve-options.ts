@@ -7,6 +7,7 @@ import { defaultDeadLetterStream, replyStreamPrefix, slotOf } from '../keys/inde
 import { BATCH_MESSAGES, batchPrefetch, resolveBatch } from '../consumer/index.js';
 import type { ResolvedHandlerOptions } from '../consumer/index.js';
 import { SERVER_MESSAGES } from './server.messages.js';
+import { checkConnectionUrls } from '../redis/redis-url-scheme.js';
 
 export type ResolvedServerOptions = typeof SERVER_DEFAULTS &
   Omit<RedisStreamsServerOptions, keyof typeof SERVER_DEFAULTS> & {
@@ -32,6 +33,7 @@ export function resolveServerOptions(options: RedisStreamsServerOptions = {}): R
     replyStreamPrefix: options.replyStreamPrefix ?? replyStreamPrefix(options.keyPrefix ?? SERVER_DEFAULTS.keyPrefix),
     prefetchCountGiven: options.prefetchCount !== undefined,
   };
+  checkConnectionUrls(merged.connection);
   for (const key of ['blockMs', 'shutdownTimeoutMs', 'reclaimCount', 'retryBackoffMs'] as const) {
     requirePositiveInteger(key, merged[key], '');
   }

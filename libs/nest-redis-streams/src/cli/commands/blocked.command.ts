@@ -1,3 +1,4 @@
+import { checkPartitions } from '../../operations/stream-position.js';
 import { formatDuration } from '../../health/stats-table.js';
 import { partitionStreams } from '../../keys/index.js';
 import type { BlockedKey } from '../../operations/blocked-keys.js';
@@ -7,7 +8,7 @@ import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
 import { printable } from '../output.js';
 import { formatTable } from '../table.js';
-import { timeText } from '../../operations/time-text.js';
+import { timeText } from '../../time-text.js';
 
 /** `blocked <stream>`: the ordering keys held back by onDeadLetter: 'block-key', per group. */
 export const blockedCommand: Command = {
@@ -32,7 +33,7 @@ Example: nest-redis-streams blocked orders --group billing`,
   options: { group: { type: 'string' }, partitions: { type: 'string' } },
   prepare(parsed) {
     const [stream] = positionals('blocked', parsed, ['stream']);
-    return { streams: partitionStreams(stream, intOption(parsed, 'partitions', 1) ?? 1) };
+    return { streams: partitionStreams(stream, checkPartitions(intOption(parsed, 'partitions', 1)) ?? 1) };
   },
   async run(ctx, parsed) {
     const [stream] = parsed.positionals;

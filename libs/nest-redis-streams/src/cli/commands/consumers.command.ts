@@ -1,3 +1,4 @@
+import { checkHandOver } from '../../operations/consumers.js';
 import { formatDuration } from '../../health/stats-table.js';
 import { positionals, stringOption } from '../cli-args.js';
 import { EXIT } from '../cli.constants.js';
@@ -43,6 +44,8 @@ Example: nest-redis-streams consumers orders payments --delete pod-3 --hand-over
         '--hand-over-to goes with --delete <consumer>: it says who receives the entries of the consumer being deleted.',
       );
     }
+    const heir = stringOption(parsed, 'hand-over-to');
+    if (heir !== undefined) checkHandOver(stringOption(parsed, 'delete') as string, heir);
     return { streams: [stream] };
   },
   async run(ctx, parsed) {

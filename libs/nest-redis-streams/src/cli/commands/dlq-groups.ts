@@ -1,12 +1,13 @@
 import type { Parsed } from '../cli-args.js';
 import type { CanaryProgress } from '../../operations/canary-redrive.js';
+import type { CanaryOptions } from '../../operations/canary-options.js';
 import type { FailureGroups } from '../../operations/failure-groups.js';
 import type { RedrivePreview } from '../../operations/redrive-preview.js';
 import type { CliContext } from '../cli-context.js';
 import { EXIT } from '../cli.constants.js';
 import { escapeControls, printable } from '../output.js';
 import { formatTable } from '../table.js';
-import { timeText } from '../../operations/time-text.js';
+import { timeText } from '../../time-text.js';
 
 const time = (ms: number) => (Number.isFinite(ms) && ms > 0 ? timeText(ms) : '-');
 const counts = (map: Record<string, number>) =>
@@ -81,15 +82,20 @@ function numberOption(parsed: Parsed, name: string): number | undefined {
   return (typeof raw === 'string' && /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw) as number;
 }
 
-/** `dlq redrive <stream> --cause <fp> --canary N`: runs in the foreground, a line per step. */
-export async function runCanary(ctx: CliContext, parsed: Parsed, stream: string, cause: string): Promise<number> {
-  const options = {
+/** The canary's options as the command line gives them (`resolveCanaryOptions` checks them). */
+export function canaryOptionsOf(parsed: Parsed, cause: string): CanaryOptions {
+  return {
     cause,
     canary: numberOption(parsed, 'canary'),
     ratePerSec: numberOption(parsed, 'rate'),
     maxFailureRatio: numberOption(parsed, 'max-failure-ratio'),
     settleMs: numberOption(parsed, 'settle-ms'),
   };
+}
+
+/** `dlq redrive <stream> --cause <fp> --canary N`: runs in the foreground, a line per step. */
+export async function runCanary(ctx: CliContext, parsed: Parsed, stream: string, cause: string): Promise<number> {
+  const options = canaryOptionsOf(parsed, cause);
   let last = '';
   const line = (p: CanaryProgress) =>
     `${p.state} ${p.phase}: ${p.redriven} re-driven, ${p.succeeded} succeeded, ${p.failedAgain} failed again, ${p.watching} watching`;

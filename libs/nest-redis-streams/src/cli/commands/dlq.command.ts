@@ -7,8 +7,11 @@ import { COMMON_HELP, type Command } from '../command.interface.js';
 import { escapeControls, printable } from '../output.js';
 import { formatTable } from '../table.js';
 import { UsageError } from '../errors/usage.error.js';
-import { printFailureGroups, printRedrivePreview, runCanary } from './dlq-groups.js';
-import { timeText } from '../../operations/time-text.js';
+import { canaryOptionsOf, printFailureGroups, printRedrivePreview, runCanary } from './dlq-groups.js';
+import { resolveCanaryOptions } from '../../operations/canary-options.js';
+import { checkFilter } from '../../operations/dead-letters.js';
+import { checkKeyField } from '../../operations/redrive-preview.js';
+import { timeText } from '../../time-text.js';
 
 const ACTIONS = ['groups', 'list', 'show', 'redrive', 'discard'];
 
@@ -112,7 +115,11 @@ cause is running, 4 Redis failed.`,
         '--up-to goes with a filtered re-drive or its dry run: dlq redrive <stream> --cause <fp> --up-to <id>.',
       );
     }
-    if (upTo !== undefined) parseStreamId(upTo, '--up-to');
+    // The checks the operation makes (a cause is a fingerprint, a key field's length, the
+    // canary's ranges), here too: bad input is a usage error whether Redis answers or not.
+    const filter = checkFilter(filterOf(parsed));
+    checkKeyField(stringOption(parsed, 'key'));
+    if (parsed.values.canary !== undefined) resolveCanaryOptions(canaryOptionsOf(parsed, filter.cause!));
     intOption(parsed, 'count', 1);
     return { streams: [stream] };
   },

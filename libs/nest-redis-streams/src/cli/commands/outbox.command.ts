@@ -6,7 +6,7 @@ import { databaseUrlFrom, loadPg, openDatabase } from '../database-connection.js
 import { printable } from '../output.js';
 import { formatTable } from '../table.js';
 import { UsageError } from '../errors/usage.error.js';
-import { timeText } from '../../operations/time-text.js';
+import { timeText } from '../../time-text.js';
 
 /** Ids named on stderr when events are parked; the table and --json have them all. */
 

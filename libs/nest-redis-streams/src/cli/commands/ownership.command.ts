@@ -1,3 +1,4 @@
+import { checkPartitions } from '../../operations/stream-position.js';
 import { formatDuration } from '../../health/stats-table.js';
 import { OperationError } from '../../operations/errors/operation.error.js';
 import type { GroupOwnership } from '../../operations/ownership.js';
@@ -54,7 +55,7 @@ Example: nest-redis-streams ownership orders billing --max-unowned 0`,
   },
   prepare(parsed) {
     const [stream] = positionals('ownership', parsed, ['stream', 'group']);
-    intOption(parsed, 'partitions', 1);
+    checkPartitions(intOption(parsed, 'partitions', 1));
     intOption(parsed, 'max-unowned');
     return { streams: [stream] };
   },

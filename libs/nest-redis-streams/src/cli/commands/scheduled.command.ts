@@ -4,6 +4,7 @@ import { BIN, EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
 import { escapeControls, printable } from '../output.js';
 import { formatTable } from '../table.js';
+import { timeText } from '../../time-text.js';
 
 /** `scheduled <stream>` and `scheduled cancel <stream> <member>...`: a stream's delayed entries. */
 export const scheduledCommand: Command = {
@@ -62,12 +63,12 @@ async function list(ctx: CliContext, parsed: Parsed, stream: string): Promise<nu
     printable(e.member, 40),
     e.eventId === null ? '-' : printable(e.eventId, 40),
     e.group === null ? 'all' : printable(e.group, 30),
-    Number.isFinite(e.dueAt) ? new Date(e.dueAt).toISOString() : '-',
+    Number.isFinite(e.dueAt) ? timeText(e.dueAt) : '-',
     e.malformed !== undefined ? 'never (malformed)' : e.dueAt <= now ? `overdue ${now - e.dueAt} ms` : `in ${e.dueAt - now} ms`,
     e.malformed !== undefined ? `malformed: ${e.malformed}` : printable(dataOf(e.fields), 60),
   ]);
   ctx.print(formatTable(['member', 'event id', 'group', 'due at', 'when', 'data'], rows));
-  const next = summary.nextDueAt === null ? 'none' : new Date(summary.nextDueAt).toISOString();
+  const next = summary.nextDueAt === null ? 'none' : timeText(summary.nextDueAt);
   ctx.print(`scheduled ${summary.count}; next due ${next}; oldest overdue ${summary.oldestOverdueMs} ms`);
   const { malformed } = summary;
   if (malformed.count > 0) {

@@ -1,15 +1,12 @@
-import { partitionStreams } from '../../keys/index.js';
-import { parseExpression } from '../../operations/expression/index.js';
 import type { SearchHit, SearchResult } from '../../operations/search.js';
-import type { SearchRequest } from '../../operations/search-request.js';
-import { searchWindow } from '../../operations/search-window.js';
+import { planSearch, type SearchRequest } from '../../operations/search-request.js';
 import { intOption, type Parsed, positionals, stringOption } from '../cli-args.js';
 import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
 import { printable } from '../output.js';
 import { formatTable } from '../table.js';
 import { UsageError } from '../errors/usage.error.js';
-import { timeText } from '../../operations/time-text.js';
+import { timeText } from '../../time-text.js';
 
 /** `search`: the entries of a stream, a group's PEL or the dead letters that match a condition. */
 export const searchCommand: Command = {
@@ -57,13 +54,11 @@ Example: nest-redis-streams search orders --where 'payload.total > 100' --since 
   },
   prepare(parsed) {
     const [stream] = positionals('search', parsed, ['stream']);
-    const request = requestOf(parsed);
-    if (request.where) parseExpression(request.where);
-    if (!request.cursor) searchWindow(request.since, request.until);
-    const partitions = request.partitions ?? 1;
-    if (partitions > 1 && stringOption(parsed, 'dead-letter-stream') !== undefined)
+    // The same checks the search makes (numbers and their limits, condition, window, cursor).
+    const { keys } = planSearch(stream, requestOf(parsed));
+    if (keys.length > 1 && stringOption(parsed, 'dead-letter-stream') !== undefined)
       throw new UsageError('--dead-letter-stream names one stream; with --partitions each partition has its own.');
-    return { streams: partitionStreams(stream, partitions) };
+    return { streams: keys };
   },
   async run(ctx, parsed) {
     const [stream] = parsed.positionals;

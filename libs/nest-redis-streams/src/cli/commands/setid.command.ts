@@ -1,6 +1,6 @@
 import { formatDuration } from '../../health/stats-table.js';
 import type { CursorPreview, CursorTarget } from '../../operations/group-cursor.js';
-import { timePhrase } from '../../operations/operations.messages.js';
+import { timePhrase } from '../../time-text.js';
 import { parseStreamId, parseTime } from '../../operations/stream-position.js';
 import { positionals, stringOption, type Parsed } from '../cli-args.js';
 import { EXIT } from '../cli.constants.js';

@@ -12,3 +12,9 @@ export function timeText(time: number | string): string {
   const ms = Number(digits);
   return Number.isFinite(ms) && Math.abs(ms) <= MAX_DATE_MS ? new Date(ms).toISOString() : digits;
 }
+
+/** A time in a sentence: an ISO date when a Date can hold it, else "<ms> ms since the epoch". */
+export function timePhrase(ms: number): string {
+  const text = timeText(ms);
+  return text.includes(':') ? text : `${text} ms since the epoch`;
+}

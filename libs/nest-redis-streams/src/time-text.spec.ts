@@ -1,5 +1,4 @@
-import { timePhrase } from './operations.messages.js';
-import { timeText } from './time-text.js';
+import { timePhrase, timeText } from './time-text.js';
 
 describe('timeText: an id or a time for output', () => {
   it.each([
