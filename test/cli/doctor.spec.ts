@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { grantOf, ROLE_NEEDS } from '../../libs/nest-redis-streams/src/cli/commands/doctor-checks.js';
+import { grantOf, ROLE_NEEDS } from '../../libs/nest-redis-streams/src/cli/commands/doctor-roles.js';
 import { patchFloorOf } from '../../libs/nest-redis-streams/src/redis/capabilities.js';
 import { readmeAclLines } from '../ops/acl-users.js';
 import { redisClient, unique } from '../support/helpers.js';

@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { CAPABILITY_MESSAGES, type NodeCapabilities, combine } from '../../redis/capabilities.js';
 import { deadLetterSourceStream, slotOf } from '../../keys/index.js';
+import { ROLE_NEEDS, type Role, grantOf } from './doctor-roles.js';
 
 /** One finding of `doctor`: a problem makes it exit non-zero. */
 export interface Finding {
@@ -9,131 +10,6 @@ export interface Finding {
   /** `host:port` of the node it is about; '' for the deployment as a whole. */
   node: string;
   message: string;
-}
-
-/** What a role runs (docs/production.md, "Production kit"), each as a sample command line; `$K` is a key of the role. */
-export const ROLE_NEEDS: Record<'consumer' | 'producer' | 'operator', readonly string[]> = {
-  consumer: [
-    'info',
-    'ping',
-    'client setname x',
-    'xreadgroup GROUP g c STREAMS $K >',
-    'xread STREAMS $K 0',
-    'xack $K g 0-1',
-    'xautoclaim $K g c 0 0',
-    'xclaim $K g c 0 0-1',
-    'xpending $K g',
-    'xinfo groups $K',
-    'xinfo stream $K',
-    'xinfo consumers $K g',
-    'xgroup create $K g $',
-    'xgroup createconsumer $K g c',
-    'xgroup delconsumer $K g c',
-    'xgroup setid $K g $',
-    'xadd $K * f v',
-    'xrange $K - +',
-    'xrevrange $K + -',
-    'xlen $K',
-    'exists $K',
-    'hset $K f v',
-    'hget $K f',
-    'hmget $K f',
-    'hgetall $K',
-    'hdel $K f',
-    'hexists $K f',
-    'hincrby $K f 1',
-    'zadd $K 0 m',
-    'zrange $K 0 -1',
-    'zrem $K m',
-    'zremrangebyscore $K 0 1',
-    'zrangebyscore $K 0 1',
-    'zcard $K',
-    'time',
-    'pexpire $K 1',
-    'get $K',
-    'set $K v',
-    'del $K',
-    // onDeadLetter: 'block-key': a released entry leaves its key's held stream.
-    'xdel $K 0-1',
-    // Acks under WATCH (redis/watched-ack.ts); without them every ack is the ack script.
-    'watch $K',
-    'unwatch',
-    'multi',
-    'exec',
-    'eval x 0',
-    'evalsha x 0',
-  ],
-  producer: [
-    'info',
-    'client setname x',
-    'xadd $K * f v',
-    'xread STREAMS $K 0',
-    'xrange $K - +',
-    'xinfo groups $K',
-    'xinfo stream $K',
-    'xpending $K g',
-    'xtrim $K MAXLEN 0',
-    'del $K',
-    'pexpire $K 1',
-    'multi',
-    'exec',
-    'hset $K f v',
-    'zadd $K 0 m',
-    'hdel $K f',
-    'zrem $K m',
-    // A delayed emit's delayMs is counted from Redis' clock.
-    'time',
-    'eval x 0',
-    'evalsha x 0',
-  ],
-  operator: [
-    'info',
-    'ping',
-    'client setname x',
-    'scan 0',
-    'xinfo groups $K',
-    'xinfo stream $K',
-    'xinfo consumers $K g',
-    'xpending $K g',
-    'xrange $K - +',
-    'xrevrange $K + -',
-    'xlen $K',
-    'xadd $K * f v',
-    'xack $K g 0-1',
-    'xclaim $K g c 0 0-1',
-    'xdel $K 0-1',
-    'xtrim $K MAXLEN 0',
-    'xgroup setid $K g $',
-    'xgroup delconsumer $K g c',
-    'hmget $K f',
-    'hgetall $K',
-    'hset $K f v',
-    'hexists $K f',
-    'hincrby $K f 1',
-    'zrange $K 0 -1',
-    'zcard $K',
-    'zcount $K 0 1',
-    'hget $K f',
-    'zrem $K m',
-    'hdel $K f',
-    // Releasing a blocked key (onDeadLetter: 'block-key') deletes its drained held stream.
-    'del $K',
-    // A canary re-drive keeps its progress and its fleet-wide claim in hashes that expire.
-    'multi',
-    'exec',
-    'expire $K 1',
-    'time',
-    'eval x 0',
-    'evalsha x 0',
-  ],
-};
-
-export type Role = keyof typeof ROLE_NEEDS;
-
-/** The ACL grant (`xinfo|stream`) a sample command line stands for. */
-export function grantOf(line: string): string {
-  const [command, sub] = line.split(' ');
-  return ['client', 'xinfo', 'xgroup'].includes(command) ? `${command}|${sub.toLowerCase()}` : command;
 }
 
 // Asks Redis whether the user running it may run each command line, without running any:

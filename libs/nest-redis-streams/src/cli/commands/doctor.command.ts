@@ -7,7 +7,8 @@ import { EXIT } from '../cli.constants.js';
 import { COMMON_HELP, type Command } from '../command.interface.js';
 import { printable } from '../output.js';
 import { UsageError } from '../errors/usage.error.js';
-import { type Finding, ROLE_NEEDS, type Role, checkAcl, checkHashTags, checkNode, nodesOf } from './doctor-checks.js';
+import { type Finding, checkAcl, checkHashTags, checkNode, nodesOf } from './doctor-checks.js';
+import { ROLE_NEEDS, type Role } from './doctor-roles.js';
 
 /** `doctor`: what the server offers and what an operator set up wrong, with a non-zero exit per problem. */
 export const doctorCommand: Command = {
