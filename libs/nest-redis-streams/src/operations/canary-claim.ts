@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { LeanScript } from '../redis/lean-script.js';
+import { REDIS_NOW_MS } from '../redis/lua/redis-now.js';
 
 /**
  * One live canary per stream and failure group, fleet-wide: a hash (see `canaryClaimKey`) holding
@@ -14,13 +15,10 @@ import { LeanScript } from '../redis/lean-script.js';
 /** What a claim found: a live run (refused), or the claim is this run's, resuming an undecided run or fresh. */
 export type CanaryClaim = { live: string; leaseLeftMs: number } | { live: null; resumes: string | null; upTo: string | null };
 
-const NOW = `local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
-
 // KEYS[1] claim hash; ARGV[1] run id, ARGV[2] lease ms, ARGV[3] the newest dead-letter id now ('' none),
 // ARGV[4] seconds to keep the hash → {'live', run, ms left} | {'claimed', run resumed or '', bound or ''}.
 const CLAIM = new LeanScript<[string, string, string | number]>(
-  `${NOW}
+  `${REDIS_NOW_MS}
 local held = redis.call('HMGET', KEYS[1], 'run', 'until', 'open', 'upTo')
 if held[1] and held[3] == '1' and tonumber(held[2] or '0') > now then
   return {'live', held[1], tonumber(held[2] or '0') - now}
@@ -35,7 +33,7 @@ return {'claimed', resumes, upTo}`,
 
 // KEYS[1] claim hash; ARGV[1] run id, ARGV[2] lease ms → '' renewed, else the run holding it now.
 const RENEW = new LeanScript<string>(
-  `${NOW}
+  `${REDIS_NOW_MS}
 local run = redis.call('HGET', KEYS[1], 'run')
 if run ~= ARGV[1] then return run or '' end
 redis.call('HSET', KEYS[1], 'until', string.format('%d', now + tonumber(ARGV[2])))

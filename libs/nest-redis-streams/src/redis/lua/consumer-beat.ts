@@ -1,3 +1,4 @@
+import { REDIS_NOW_MS } from './redis-now.js';
 /**
  * A consumer says it is alive: every instance writes it on its reclaim round, so the console, the
  * CLI and the idle-consumer cleanup can tell a live consumer of a quiet stream from a gone one on
@@ -11,8 +12,7 @@
  * with its last beat.
  */
 export const CONSUMER_BEAT = `
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+${REDIS_NOW_MS}
 local untilMs = now + tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZADD', KEYS[1], untilMs, ARGV[1])

@@ -1,3 +1,4 @@
+import { REDIS_NOW_MS } from './redis-now.js';
 /**
  * Deletes a consumer only when it holds no pending entries and has no live beat (see
  * consumer-beat.ts): XGROUP DELCONSUMER drops its PEL, and with it the only record of entries it
@@ -8,8 +9,7 @@
  * Returns 1 when deleted (or already gone), 0 when it still has pending entries, 2 when it is alive.
  */
 export const DELETE_CONSUMER_IF_IDLE = `
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+${REDIS_NOW_MS}
 -- ZRANGE, not ZSCORE: the documented ACL users have it (the set holds about the live consumers).
 local beats = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
 for i = 1, #beats, 2 do

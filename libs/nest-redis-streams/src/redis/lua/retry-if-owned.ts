@@ -1,4 +1,5 @@
 import { CLAIM_OWNED_BODY } from './claim-if-owned.js';
+import { REDIS_NOW_MS } from './redis-now.js';
 
 /**
  * A failed entry waits for its retry (see consumer/delivery-policy.ts): the claim of
@@ -26,8 +27,7 @@ local ttl = table.remove(ARGV, 5)
 local checks = tonumber(table.remove(ARGV, 5))
 local tolerance = tonumber(table.remove(ARGV, 5))
 ${CLAIM_OWNED_BODY}
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+${REDIS_NOW_MS}
 local backdated = now - tonumber(ARGV[3])
 for _, id in ipairs(owned) do
   if claimed[id] then
